@@ -1,0 +1,1 @@
+//! Audio output: WAV files and the default playback device.

@@ -1,0 +1,1 @@
+//! CPU f32 reference implementation of Piper's VITS, one function per stage.

@@ -1,0 +1,1 @@
+//! Text front-end: raw text → clauses → espeak-ng IPA → the voice's phoneme ids.
