@@ -1,1 +1,15 @@
-//! CPU f32 reference implementation of Piper's VITS, one function per stage.
+//! CPU f32 reference implementation of Piper's VITS, one function per stage, so that every
+//! GPU kernel can be checked against its CPU twin stage by stage.
+pub mod ops;
+
+use crate::voice::WeightsError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error(transparent)]
+    Weights(#[from] WeightsError),
+    #[error("invalid model input: {0}")]
+    Input(String),
+}
+
+pub type Result<T> = std::result::Result<T, ModelError>;
