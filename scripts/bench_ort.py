@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The anchor for `hark bench`: Piper's ONNX through onnxruntime on the CPU, timed the way Hark
+is timed (phonemise + ids + synthesis), with the same thread count. Prints one JSON object."""
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+import onnxruntime as ort
+from piper_phonemize import phonemize_espeak
+
+
+def ids_for(text, cfg):
+    id_map = cfg["phoneme_id_map"]
+    out = []
+    for sentence in phonemize_espeak(text, cfg["espeak"]["voice"]):
+        ids = list(id_map["^"]) + list(id_map["_"])
+        for p in sentence:
+            if p in id_map:
+                ids += list(id_map[p]) + list(id_map["_"])
+        ids += list(id_map["$"])
+        out.append(ids)
+    return out
+
+
+def synth(sess, cfg, text, scales):
+    audio = []
+    for ids in ids_for(text, cfg):
+        x = np.array([ids], dtype=np.int64)
+        lengths = np.array([len(ids)], dtype=np.int64)
+        y = sess.run(None, {"input": x, "input_lengths": lengths, "scales": np.array(scales, dtype=np.float32)})[0]
+        audio.append(y.reshape(-1))
+    return np.concatenate(audio)
+
+
+def timed(fn, runs):
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000.0)
+    return times
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--onnx", required=True)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--text", required=True)
+    ap.add_argument("--clause", required=True)
+    ap.add_argument("--full-runs", type=int, default=5)
+    ap.add_argument("--clause-runs", type=int, default=20)
+    ap.add_argument("--noise", type=float, nargs=3, default=None, help="scales; default: the voice's")
+    args = ap.parse_args()
+    cfg = json.load(open(args.onnx + ".json"))
+    inf = cfg["inference"]
+    scales = args.noise or [inf["noise_scale"], inf["length_scale"], inf["noise_w"]]
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = args.threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    sess = ort.InferenceSession(args.onnx, sess_options=so, providers=["CPUExecutionProvider"])
+    for _ in range(2):
+        synth(sess, cfg, args.clause, scales)
+    full_audio = synth(sess, cfg, args.text, scales)
+    full = timed(lambda: synth(sess, cfg, args.text, scales), args.full_runs)
+    clause = timed(lambda: synth(sess, cfg, args.clause, scales), args.clause_runs)
+    print(json.dumps({
+        "engine": f"onnxruntime {ort.__version__}",
+        "threads": args.threads,
+        "full_ms": full,
+        "clause_ms": clause,
+        "full_audio_s": len(full_audio) / cfg["audio"]["sample_rate"],
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# System and Python packages Hark needs to build, run and test on Debian/Ubuntu.
+# Idempotent: safe to run again. Python tools go into a venv at build/venv (PEP 668 safe).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+APT_PACKAGES=(
+  build-essential pkg-config ca-certificates unzip
+  libespeak-ng-dev espeak-ng-data      # phonemes (FFI to libespeak-ng)
+  libasound2-dev                       # cpal (ALSA)
+  python3 python3-venv python3-pip     # oracle and reference scripts
+  pipewire pipewire-pulse pipewire-alsa wireplumber pulseaudio-utils dbus sox  # audio tests
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v cargo >/dev/null; then
+  echo "error: Rust (cargo) is not installed. Install it with rustup (https://rustup.rs), then run this again." >&2
+  exit 1
+fi
+
+if [ ! -x build/venv/bin/python ]; then
+  python3 -m venv build/venv
+fi
+build/venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements.txt

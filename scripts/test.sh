@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the whole test suite. Reference data (onnxruntime's intermediates, piper-phonemize's ids)
+# is generated here from the real voice, never pasted into the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+ONNX=$(scripts/fetch-voice.sh)
+export HARK_TEST_ONNX="$ONNX"
+export HARK_TEST_DATA="$PWD/tests/data/generated"
+PY=build/venv/bin/python
+mkdir -p "$HARK_TEST_DATA"
+echo "== reference data"
+$PY scripts/reference_phonemes.py "$HARK_TEST_DATA" --config "$ONNX.json"
+$PY scripts/oracle.py --onnx "$ONNX" --out "$HARK_TEST_DATA/oracle"
+$PY scripts/export_reference_weights.py "$ONNX" "$HARK_TEST_DATA"
+echo "== format and lints"
+cargo fmt --all --check
+cargo clippy --locked --all-targets -- -D warnings
+echo "== tests"
+cargo test --locked --all-targets

@@ -1,0 +1,43 @@
+//! `hark voice import|list`.
+
+use crate::voice::{self, WeightDtype};
+use clap::Subcommand;
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum VoiceCommand {
+    /// Convert a Piper voice (.onnx + .onnx.json) into Hark's format and install it.
+    Import {
+        onnx: PathBuf,
+        /// The voice's JSON config (default: ONNX path + ".json").
+        json: Option<PathBuf>,
+        /// Weight storage type.
+        #[arg(long, value_enum, default_value = "f32")]
+        dtype: WeightDtype,
+        /// Install under this name (default: the ONNX file's stem).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List installed voices.
+    List,
+}
+
+pub fn run(cmd: VoiceCommand) -> anyhow::Result<()> {
+    let dir = voice::voices_dir();
+    match cmd {
+        VoiceCommand::Import { onnx, json, dtype, name } => {
+            let out = voice::import_piper(&onnx, json.as_deref(), &dir, name.as_deref(), dtype)?;
+            println!("installed {}", out.display());
+        }
+        VoiceCommand::List => {
+            let voices = voice::list(&dir);
+            if voices.is_empty() {
+                println!("no voices in {} (install one: hark voice import VOICE.onnx)", dir.display());
+            }
+            for v in voices {
+                println!("{}", v);
+            }
+        }
+    }
+    Ok(())
+}

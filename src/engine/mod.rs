@@ -1,0 +1,113 @@
+//! The engine: text in, audio out, one sentence at a time so that long text streams instead of
+//! building one giant tensor. (The threaded streaming engine builds on this.)
+
+use crate::model::Scales;
+use crate::model::cpu::pipeline;
+use crate::text;
+use crate::voice::Voice;
+
+/// Longest piece of text phonemised in one go; longer runs are cut at sentence punctuation,
+/// then at whitespace.
+const MAX_PIECE_CHARS: usize = 2000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+pub enum BackendChoice {
+    /// The GPU when one works, else the CPU.
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("nothing to speak: the text is empty")]
+    EmptyText,
+    #[error("nothing to speak: the text has no speakable sounds")]
+    NothingSpeakable,
+    #[error("the CUDA backend is not available in this build; use --backend cpu")]
+    CudaUnavailable,
+    #[error(transparent)]
+    Text(#[from] text::TextError),
+    #[error(transparent)]
+    Model(#[from] crate::model::cpu::ModelError),
+    #[error("{0}")]
+    Sink(String),
+}
+
+/// What one `speak` produced.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SpeakReport {
+    pub sentences: usize,
+    pub samples: usize,
+}
+
+pub struct Synthesizer {
+    pub voice: Voice,
+    pub scales: Scales,
+    pub seed: u64,
+}
+
+impl Synthesizer {
+    pub fn new(voice: Voice, backend: BackendChoice) -> Result<Self, EngineError> {
+        if backend == BackendChoice::Cuda {
+            return Err(EngineError::CudaUnavailable);
+        }
+        let scales = voice.config.inference.into();
+        Ok(Self { voice, scales, seed: 0 })
+    }
+
+    /// Phonemises and speaks `text`, handing each sentence's audio to `sink` as soon as it exists.
+    pub fn speak_text(
+        &self,
+        raw: &str,
+        mut sink: impl FnMut(&[f32]) -> Result<(), String>,
+    ) -> Result<SpeakReport, EngineError> {
+        if raw.trim().is_empty() {
+            return Err(EngineError::EmptyText);
+        }
+        let cfg = &self.voice.config;
+        let mut report = SpeakReport::default();
+        for range in text::split_sentences(raw, MAX_PIECE_CHARS) {
+            let piece = &raw[range];
+            for sentence in text::text_to_ids(piece, &cfg.espeak_voice, &cfg.phoneme_id_map)? {
+                // BOS, PAD, EOS alone: nothing audible to say.
+                if sentence.ids.len() <= 3 {
+                    continue;
+                }
+                self.speak_one(&sentence.ids, report.sentences, &mut sink, &mut report)?;
+            }
+        }
+        if report.sentences == 0 {
+            return Err(EngineError::NothingSpeakable);
+        }
+        Ok(report)
+    }
+
+    /// Speaks raw phoneme ids, bypassing the text front-end.
+    pub fn speak_ids(
+        &self,
+        ids: &[i64],
+        mut sink: impl FnMut(&[f32]) -> Result<(), String>,
+    ) -> Result<SpeakReport, EngineError> {
+        let mut report = SpeakReport::default();
+        self.speak_one(ids, 0, &mut sink, &mut report)?;
+        Ok(report)
+    }
+
+    fn speak_one(
+        &self,
+        ids: &[i64],
+        index: usize,
+        sink: &mut impl FnMut(&[f32]) -> Result<(), String>,
+        report: &mut SpeakReport,
+    ) -> Result<(), EngineError> {
+        let v = &self.voice;
+        // Each sentence gets its own seed so any sentence can be re-synthesised alone.
+        let seed = self.seed.wrapping_add(index as u64);
+        let out = pipeline::synthesize(&v.weights, &v.config.dims, ids, &self.scales, seed)?;
+        sink(&out.audio).map_err(EngineError::Sink)?;
+        report.sentences += 1;
+        report.samples += out.audio.len();
+        Ok(())
+    }
+}
