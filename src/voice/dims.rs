@@ -61,16 +61,20 @@ impl Graph<'_> {
         }
     }
 
-    /// Piper's spline tail bound: the scalar compared against in `/dp/flows.N/LessOrEqual`.
-    fn tail_bound(&self, flow: usize) -> Option<f32> {
-        let node = self
-            .nodes
-            .get(format!("/dp/flows.{flow}/LessOrEqual").as_str())?;
-        let t = self.consts.get(node.input.get(1)?.as_str())?;
+    /// A float scalar initializer fed to input `slot` of `node`, if there is one.
+    fn scalar_input(&self, node: &str, slot: usize) -> Option<f32> {
+        let n = self.nodes.get(node)?;
+        let t = self.consts.get(n.input.get(slot)?.as_str())?;
         match t.to_f32().ok()?.as_slice() {
-            &[v] if v > 0.0 && v.is_finite() => Some(v),
+            &[v] if v.is_finite() => Some(v),
             _ => None,
         }
+    }
+
+    /// Piper's spline tail bound: the scalar compared against in `/dp/flows.N/LessOrEqual`.
+    fn tail_bound(&self, flow: usize) -> Option<f32> {
+        self.scalar_input(&format!("/dp/flows.{flow}/LessOrEqual"), 1)
+            .filter(|&v| v > 0.0)
     }
 }
 
@@ -93,6 +97,14 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
             "`{rel}` shape {:?} doesn't fit hidden {hidden}",
             gr.shape(&rel)?
         ));
+    }
+    // Cross-check k_channels against the query scale 1/√k_channels (`…/attn_layers.0/Div`).
+    if let Some(scale) = gr.scalar_input("/enc_p/encoder/attn_layers.0/Div", 1) {
+        if (scale - (k_channels as f32).sqrt()).abs() > 1e-3 * scale.abs() {
+            return Err(format!(
+                "attention scale {scale} doesn't match k_channels {k_channels}"
+            ));
+        }
     }
     let ffn = "enc_p.encoder.ffn_layers.0.conv_1.weight";
     let proj_out = gr.dim("enc_p.proj.weight", 3, 0)?;
@@ -190,6 +202,8 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
         dp_ddsconv_layers: dp_layers,
         dp_flow_indices: dp_flows.clone(),
         dp_num_bins: (spline_out + 1) / 3,
+        // Read from the spline's `x <= tail_bound` constant; Piper hard-codes 5.0, which is the
+        // fallback if an exporter folded the comparison differently.
         dp_tail_bound: gr.tail_bound(first_flow).unwrap_or(PIPER_TAIL_BOUND),
         flow_n_couplings: n_couplings,
         flow_wn_layers: wn_layers,
