@@ -195,7 +195,10 @@ mod tests {
             for _ in 0..20 {
                 let y = rng.random_range(-5.0f32..5.0);
                 let x = rq_spline_inverse(y, &uw, &uh, &ud, 5.0, &lim);
-                assert!((-5.0 - 1e-4..=5.0 + 1e-4).contains(&x), "inside maps inside: {x}");
+                assert!(
+                    (-5.0 - 1e-4..=5.0 + 1e-4).contains(&x),
+                    "inside maps inside: {x}"
+                );
                 let back = rq_spline_forward(x.clamp(-5.0, 5.0), &uw, &uh, &ud, 5.0, &lim);
                 assert!((back - y).abs() < 1e-3, "bins {bins}: y {y} → {x} → {back}");
             }
