@@ -268,11 +268,11 @@ mod tests {
                 let p: Vec<f64> = s.iter().map(|x| (x - m).exp() / z).collect();
                 for c in 0..kc {
                     let mut acc = 0.0;
-                    for j in 0..t {
-                        acc += p[j] * at(v, hd * kc + c, j);
+                    for (j, &pj) in p.iter().enumerate() {
+                        acc += pj * at(v, hd * kc + c, j);
                         let off = j as isize - i as isize;
                         if off.unsigned_abs() <= w {
-                            acc += p[j] * ev[(off + w as isize) as usize * kc + c] as f64;
+                            acc += pj * ev[(off + w as isize) as usize * kc + c] as f64;
                         }
                     }
                     out[(hd * kc + c) * t + i] = acc as f32;
