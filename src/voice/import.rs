@@ -22,15 +22,15 @@ pub enum ImportError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path} is not a valid ONNX model (truncated or corrupt protobuf: {reason})")]
+    #[error("{path} is not a valid ONNX model: {reason}")]
     Corrupt { path: PathBuf, reason: String },
     #[error("{path} is not a Piper VITS voice: {reason}")]
     NotPiper { path: PathBuf, reason: String },
     #[error(
-        "multi-speaker voices are not supported yet ({path} has {speakers} speakers); \
+        "multi-speaker voices are not supported yet ({path}: {detail}); \
          pick a single-speaker Piper voice"
     )]
-    MultiSpeaker { path: PathBuf, speakers: usize },
+    MultiSpeaker { path: PathBuf, detail: String },
     #[error("bad Piper config {path}: {reason}")]
     BadJson { path: PathBuf, reason: String },
     #[error("invalid voice name {0:?}: use a plain folder name (no '/', not starting with '.')")]
@@ -126,10 +126,16 @@ pub fn import_piper_report(
         path: onnx.to_path_buf(),
         source,
     })?;
+    if bytes.is_empty() {
+        return Err(ImportError::Corrupt {
+            path: onnx.to_path_buf(),
+            reason: "the file is empty".into(),
+        });
+    }
     let sha = hex(&Sha256::digest(&bytes));
     let model = ModelProto::decode_bytes(&bytes).map_err(|e| ImportError::Corrupt {
         path: onnx.to_path_buf(),
-        reason: e.to_string(),
+        reason: format!("truncated or corrupt protobuf ({e})"),
     })?;
     drop(bytes);
     let not_piper = |reason: String| ImportError::NotPiper {
@@ -149,7 +155,11 @@ pub fn import_piper_report(
     if !missing.is_empty() {
         return Err(not_piper(format!(
             "no weights for module(s) {} (found {} module weights in {} initializers)",
-            missing.iter().map(|m| format!("`{m}.*`")).collect::<Vec<_>>().join(", "),
+            missing
+                .iter()
+                .map(|m| format!("`{m}.*`"))
+                .collect::<Vec<_>>()
+                .join(", "),
             w.len(),
             mapped.n_initializers
         )));
@@ -157,13 +167,14 @@ pub fn import_piper_report(
     // A multi-speaker export takes a `sid` graph input and has a speaker embedding `emb_g`.
     let sid_input = graph.input.iter().any(|i| i.name == "sid");
     if piper.num_speakers > 1 || sid_input || w.contains_key("emb_g.weight") {
-        let speakers = match w.get("emb_g.weight") {
-            Some(t) => t.shape[0],
-            None => piper.num_speakers,
+        let detail = match w.get("emb_g.weight") {
+            Some(t) => format!("speaker embedding of {} speakers", t.shape[0]),
+            None if piper.num_speakers > 1 => format!("{} speakers", piper.num_speakers),
+            None => "the graph takes a `sid` speaker input".into(),
         };
         return Err(ImportError::MultiSpeaker {
             path: onnx.to_path_buf(),
-            speakers,
+            detail,
         });
     }
     let dims = dims::read_dims(w, graph).map_err(not_piper)?;
@@ -279,8 +290,14 @@ impl PiperJson {
             reason,
         };
         let hop = dims.samples_per_frame();
-        if let Some(h) = self.hop_length.or(self.audio.hop_length).filter(|&h| h != hop) {
-            return Err(bad(format!("hop_length {h} but the decoder upsamples by {hop}")));
+        if let Some(h) = self
+            .hop_length
+            .or(self.audio.hop_length)
+            .filter(|&h| h != hop)
+        {
+            return Err(bad(format!(
+                "hop_length {h} but the decoder upsamples by {hop}"
+            )));
         }
         if self.audio.sample_rate == 0 {
             return Err(bad("sample_rate is 0".into()));
@@ -297,7 +314,10 @@ impl PiperJson {
         }
         for (p, ids) in &self.phoneme_id_map {
             if let Some(id) = ids.iter().find(|&&i| i < 0 || i as usize >= dims.n_vocab) {
-                return Err(bad(format!("phoneme {p:?} maps to id {id}, outside 0..{}", dims.n_vocab)));
+                return Err(bad(format!(
+                    "phoneme {p:?} maps to id {id}, outside 0..{}",
+                    dims.n_vocab
+                )));
             }
         }
         let inf = self.inference;
@@ -403,10 +423,12 @@ fn write_voice(
         ("format".to_string(), "hark-voice".to_string()),
         ("version".to_string(), VOICE_FORMAT_VERSION.to_string()),
     ]);
-    let st = safetensors::serialize(encoded.iter().map(|(n, e)| (*n, e)), Some(meta))
-        .map_err(|e| ImportError::Write {
-            path: tmp.path().join(WEIGHTS_FILE),
-            source: std::io::Error::other(e.to_string()),
+    let st =
+        safetensors::serialize(encoded.iter().map(|(n, e)| (*n, e)), Some(meta)).map_err(|e| {
+            ImportError::Write {
+                path: tmp.path().join(WEIGHTS_FILE),
+                source: std::io::Error::other(e.to_string()),
+            }
         })?;
     drop(encoded);
     let json = serde_json::to_vec_pretty(config).map_err(|e| ImportError::Write {
@@ -472,7 +494,10 @@ mod tests {
             assert!(check_name(ok).is_ok(), "{ok}");
         }
         for bad in ["", ".", "..", ".hidden", "a/b", "../x", "/abs", "a\\b"] {
-            assert!(matches!(check_name(bad), Err(ImportError::BadName(_))), "{bad}");
+            assert!(
+                matches!(check_name(bad), Err(ImportError::BadName(_))),
+                "{bad}"
+            );
         }
     }
 
@@ -487,7 +512,12 @@ mod tests {
     fn f16_out_of_range_is_refused() {
         let t = Tensor::new(vec![2], vec![1.0, 1.0e6]);
         assert!(encode("x", &t, WeightDtype::F16).is_err());
-        assert_eq!(encode("x", &t, WeightDtype::F32).map(|e| e.bytes.len()).ok(), Some(8));
+        assert_eq!(
+            encode("x", &t, WeightDtype::F32)
+                .map(|e| e.bytes.len())
+                .ok(),
+            Some(8)
+        );
     }
 
     #[test]
