@@ -70,7 +70,9 @@ def main():
         out[torch_name] = numpy_helper.to_array(inits[node.input[slot]]).astype(np.float32)
     torch_name, exp_name = EXP_LOGS
     exp = numpy_helper.to_array(inits[exp_name]).astype(np.float64)
-    out[torch_name] = np.log(exp).astype(np.float32)
+    # The graph multiplies by this folded constant in ElementwiseAffine reverse, (x − m)·exp(−logs):
+    # it is exp(−logs).
+    out[torch_name] = (-np.log(exp)).astype(np.float32)
     out["exp:" + torch_name] = exp.astype(np.float32)  # the folded value as stored
 
     os.makedirs(args.out_dir, exist_ok=True)

@@ -145,8 +145,9 @@ fn real_voice_maps_every_weight() {
     let exp = inits["/dp/flows.0/Exp_output_0"].to_f32().expect("exp");
     let logs = &w.get("dp.flows.0.logs").expect("logs").data;
     assert_eq!(exp.len(), logs.len());
+    // The folded constant is exp(−logs) (ElementwiseAffine reverse multiplies by it).
     for (e, l) in exp.iter().zip(logs) {
-        assert!((l.exp() - e).abs() <= 1e-6 * e.abs(), "exp({l}) != {e}");
+        assert!(((-l).exp() - e).abs() <= 1e-6 * e.abs(), "exp(−{l}) != {e}");
     }
 }
 
@@ -300,8 +301,8 @@ fn real_voice_matches_python_reference() {
             let logs = ours.get(folded).expect("logs");
             for (l, e) in logs.data.iter().zip(&r.data) {
                 assert!(
-                    (l.exp() - e).abs() <= 1e-6 * e.abs(),
-                    "{folded}: exp({l}) != {e}"
+                    ((-l).exp() - e).abs() <= 1e-6 * e.abs(),
+                    "{folded}: exp(−{l}) != {e}"
                 );
             }
             continue;
