@@ -99,7 +99,11 @@ impl ModelDims {
             // Transposed conv: (k - 1) / 2 input-rate taps either side, roughly.
             field += ((k / rate) as f64) / 2.0 * (rate as f64) / samples_per_frame as f64;
             let mut res = 0usize;
-            for (ks, dils) in self.resblock_kernel_sizes.iter().zip(&self.resblock_dilation_sizes) {
+            for (ks, dils) in self
+                .resblock_kernel_sizes
+                .iter()
+                .zip(&self.resblock_dilation_sizes)
+            {
                 res = res.max(dils.iter().map(|d| (ks - 1) * d / 2).sum());
             }
             field += res as f64 / samples_per_frame as f64;
