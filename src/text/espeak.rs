@@ -154,10 +154,33 @@ impl EspeakGuard {
         Ok(())
     }
 
+    /// Clear the character espeak's clause reader may keep back across calls.
+    ///
+    /// `ReadClause` reads one character past a clause and keeps it in a static for the next
+    /// call. At the end of some texts (e.g. one ending in `..`) that character is left over
+    /// and would be prepended to the *next* text — piper-phonemize has this leak. Reading
+    /// `" a"` always ends by running out of input, which leaves nothing behind (a clause can
+    /// only end at punctuation after a letter or digit, or at a blank line).
+    fn reset_reader(&mut self) {
+        const FLUSH: &[u8] = b" a\0";
+        let mut cursor: *const c_void = FLUSH.as_ptr().cast();
+        for _ in 0..8 {
+            // SAFETY: NUL-terminated static buffer; we hold the global lock.
+            let ph = unsafe {
+                espeak_TextToPhonemes(&mut cursor, ESPEAK_CHARS_AUTO, ESPEAK_PHONEMES_IPA)
+            };
+            if ph.is_null() || cursor.is_null() {
+                break;
+            }
+        }
+    }
+
     /// Run `espeak_TextToPhonemes` over `text` until it reports the end, one call per clause.
     ///
-    /// `text` must not contain NUL (the caller sanitises it).
+    /// `text` must not contain NUL (the caller sanitises it). The reader is reset first, so
+    /// the result does not depend on earlier texts.
     pub fn clauses(&mut self, text: &str) -> Result<Vec<RawClause>, TextError> {
+        self.reset_reader();
         let c_text = CString::new(text).map_err(|_| TextError::InteriorNul)?;
         let bytes = c_text.as_bytes_with_nul();
         let base = bytes.as_ptr() as usize;

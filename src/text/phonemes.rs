@@ -233,10 +233,12 @@ pub fn text_to_ids(
 /// characters where possible, so that a long text can be phonemised and synthesised piece by
 /// piece.
 ///
-/// Cuts after sentence punctuation (`.` `!` `?` `…` and the like, with any closing quotes or
-/// brackets) followed by whitespace — but not after a `.` followed by a lower-case word,
-/// which espeak reads as an abbreviation — and after newlines. A piece still longer than
-/// `max_chars` is cut at whitespace; a single word longer than `max_chars` is kept whole.
+/// Cuts where espeak ends a sentence: after `.` `!` `?` and the like (with any closing quotes
+/// or brackets) followed by whitespace — but not after a `.` followed by a lower-case word,
+/// which espeak reads as an abbreviation — and at blank lines (paragraphs). A single newline
+/// is not a sentence end for espeak (hard-wrapped text), so it is only preferred when a piece
+/// longer than `max_chars` must be cut; otherwise such a piece is cut at whitespace, and a
+/// single word longer than `max_chars` is kept whole.
 /// The ranges cover the whole text, in order, without gaps, and lie on char boundaries.
 pub fn split_sentences(text: &str, max_chars: usize) -> Vec<Range<usize>> {
     let max_chars = max_chars.max(1);
@@ -250,8 +252,17 @@ pub fn split_sentences(text: &str, max_chars: usize) -> Vec<Range<usize>> {
     while i < n {
         let c = chars[i].1;
         if c == '\n' {
-            is_boundary[i + 1] = true;
-            i += 1;
+            // A blank line is a paragraph break for espeak; a single newline is not.
+            let mut k = i + 1;
+            let mut newlines = 1;
+            while k < n && chars[k].1.is_whitespace() {
+                newlines += usize::from(chars[k].1 == '\n');
+                k += 1;
+            }
+            if newlines >= 2 {
+                is_boundary[k] = true;
+            }
+            i = k;
             continue;
         }
         let ends_sentence = matches!(
@@ -260,7 +271,6 @@ pub fn split_sentences(text: &str, max_chars: usize) -> Vec<Range<usize>> {
                 clause::Punct::Period
                     | clause::Punct::Question
                     | clause::Punct::Exclamation
-                    | clause::Punct::Ellipsis
                     | clause::Punct::Paragraph,
                 _
             ))
@@ -303,10 +313,16 @@ pub fn split_sentences(text: &str, max_chars: usize) -> Vec<Range<usize>> {
             if limit == n {
                 cut = Some(n);
             } else {
-                // Cut after the last whitespace within the window (never mid-word).
+                // Cut after the last newline, else the last whitespace, within the window
+                // (never mid-word).
                 cut = (start + 1..=limit)
                     .rev()
-                    .find(|&k| chars[k - 1].1.is_whitespace());
+                    .find(|&k| chars[k - 1].1 == '\n')
+                    .or_else(|| {
+                        (start + 1..=limit)
+                            .rev()
+                            .find(|&k| chars[k - 1].1.is_whitespace())
+                    });
             }
         }
         let cut = cut.unwrap_or_else(|| {
@@ -474,6 +490,36 @@ mod tests {
     }
 
     #[test]
+    fn no_state_leaks_between_calls() {
+        // espeak keeps a character back at the end of "..": it must not reach the next text.
+        let fresh = phonemize("I(", "en-us").unwrap();
+        for before in ["U\n\nx..", "Hello..", "Hi. W", "end."] {
+            let _ = phonemize(before, "en-us").unwrap();
+            assert_eq!(phonemize("I(", "en-us").unwrap(), fresh, "after {before:?}");
+        }
+    }
+
+    #[test]
+    fn long_text_splits_and_phonemises() {
+        let text = "The cat sat on the mat. It was happy! Was it? ".repeat(20_000); // ~1 MB
+        let ranges = split_sentences(&text, 200);
+        assert_eq!(ranges.len(), 60_000);
+        assert!(
+            ranges
+                .iter()
+                .all(|r| text[r.clone()].chars().count() <= 200)
+        );
+        let first: Vec<_> = ranges[..3]
+            .iter()
+            .flat_map(|r| phonemize(&text[r.clone()], "en-us").unwrap())
+            .collect();
+        assert_eq!(first, phonemize(&text[..ranges[2].end], "en-us").unwrap());
+        // A 20 kB clause with no punctuation is cut by espeak's buffer, never panics.
+        let words = "word ".repeat(4_000);
+        assert!(!phonemize(&words, "en-us").unwrap().is_empty());
+    }
+
+    #[test]
     fn unknown_voice_is_an_error() {
         let err = phonemize("Hello.", "no-such-voice-xx").unwrap_err();
         assert!(matches!(err, TextError::Voice { .. }), "{err}");
@@ -483,11 +529,20 @@ mod tests {
 
     #[test]
     fn split_examples() {
-        let t = "One. Two! e.g. three\nFour? ";
+        let t = "One. Two! e.g. three\nfour? Wait… no\n \nNext";
         let r = split_sentences(t, 1000);
         let parts: Vec<&str> = r.iter().map(|x| &t[x.clone()]).collect();
         // espeak ends a clause at "!" whatever follows, but not at "." before a lower-case word.
-        assert_eq!(parts, vec!["One. ", "Two! ", "e.g. three\n", "Four? "]);
+        assert_eq!(
+            parts,
+            vec![
+                "One. ",
+                "Two! ",
+                "e.g. three\nfour? ",
+                "Wait… no\n \n",
+                "Next"
+            ]
+        );
         let long = "word ".repeat(50);
         for r in split_sentences(&long, 12) {
             assert!(long[r.clone()].chars().count() <= 12);
