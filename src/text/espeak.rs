@@ -1,0 +1,255 @@
+//! Hand-written FFI to the system's libespeak-ng (Debian 1.51), and a process-wide owner.
+//!
+//! espeak-ng keeps its state in globals and is not thread-safe, so every call goes through
+//! one `Mutex`. The library is initialised lazily on first use; a failure (no data, no voice)
+//! is reported as a [`TextError`] and never panics.
+//!
+//! Debian's 1.51 has no `espeak_TextToPhonemesWithTerminator` (a patch in Piper's fork), so
+//! [`Espeak::clauses`] returns, for each clause, the byte range that espeak consumed; the
+//! terminator is recovered from that range by [`super::clause`].
+
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ptr;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use super::TextError;
+
+type EspeakNgStatus = c_int;
+type EspeakNgErrorContext = *mut c_void;
+
+const ENS_OK: EspeakNgStatus = 0;
+/// `ENOUTPUT_MODE_SYNCHRONOUS` from `espeak-ng/espeak_ng.h`.
+const ENOUTPUT_MODE_SYNCHRONOUS: c_int = 0x0001;
+/// `espeakCHARS_AUTO`: what piper-phonemize passes (UTF-8, with an 8-bit fallback).
+const ESPEAK_CHARS_AUTO: c_int = 0;
+/// Phoneme mode: bit 1 = IPA, no tie, no separator.
+const ESPEAK_PHONEMES_IPA: c_int = 0x02;
+
+#[link(name = "espeak-ng")]
+unsafe extern "C" {
+    fn espeak_ng_InitializePath(path: *const c_char);
+    fn espeak_ng_Initialize(context: *mut EspeakNgErrorContext) -> EspeakNgStatus;
+    fn espeak_ng_InitializeOutput(
+        output_mode: c_int,
+        buffer_length: c_int,
+        device: *const c_char,
+    ) -> EspeakNgStatus;
+    fn espeak_ng_SetVoiceByName(name: *const c_char) -> EspeakNgStatus;
+    fn espeak_ng_ClearErrorContext(context: *mut EspeakNgErrorContext);
+    fn espeak_ng_GetStatusCodeMessage(status: EspeakNgStatus, buffer: *mut c_char, length: usize);
+    fn espeak_TextToPhonemes(
+        textptr: *mut *const c_void,
+        textmode: c_int,
+        phonememode: c_int,
+    ) -> *const c_char;
+    fn espeak_Info(path_data: *mut *const c_char) -> *const c_char;
+}
+
+/// One clause as espeak-ng returned it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawClause {
+    /// Byte offset where this call started reading.
+    pub start: usize,
+    /// Byte offset where the next call starts, or `None` when espeak reached the end
+    /// (the terminating NUL included).
+    pub end: Option<usize>,
+    /// IPA as espeak returned it (not normalised).
+    pub ipa: String,
+}
+
+/// The initialised library. Only reachable through [`Espeak::lock`].
+pub struct Espeak {
+    voice: Option<String>,
+}
+
+struct Global {
+    state: Result<Espeak, TextError>,
+}
+
+fn global() -> &'static Mutex<Global> {
+    static GLOBAL: OnceLock<Mutex<Global>> = OnceLock::new();
+    GLOBAL.get_or_init(|| {
+        Mutex::new(Global {
+            state: initialise(),
+        })
+    })
+}
+
+fn status_message(status: EspeakNgStatus) -> String {
+    let mut buf = [0 as c_char; 512];
+    // SAFETY: the buffer is valid for `buf.len()` bytes; espeak writes a NUL-terminated string.
+    unsafe { espeak_ng_GetStatusCodeMessage(status, buf.as_mut_ptr(), buf.len()) };
+    // SAFETY: NUL-terminated by espeak (and the buffer was zeroed).
+    let msg = unsafe { CStr::from_ptr(buf.as_ptr()) };
+    format!("{} (status {status:#x})", msg.to_string_lossy())
+}
+
+fn initialise() -> Result<Espeak, TextError> {
+    // SAFETY: called once, under the global lock's initialiser; NULL selects the default data
+    // path (or $ESPEAK_DATA_PATH).
+    unsafe { espeak_ng_InitializePath(ptr::null()) };
+    let mut context: EspeakNgErrorContext = ptr::null_mut();
+    // SAFETY: `context` is a valid out-pointer; it is cleared below.
+    let status = unsafe { espeak_ng_Initialize(&mut context) };
+    // SAFETY: clearing a NULL or espeak-allocated context is allowed.
+    unsafe { espeak_ng_ClearErrorContext(&mut context) };
+    if status != ENS_OK {
+        return Err(TextError::EspeakInit(status_message(status)));
+    }
+    // SAFETY: synchronous mode, no audio device.
+    let status = unsafe { espeak_ng_InitializeOutput(ENOUTPUT_MODE_SYNCHRONOUS, 0, ptr::null()) };
+    if status != ENS_OK {
+        return Err(TextError::EspeakInit(status_message(status)));
+    }
+    Ok(Espeak { voice: None })
+}
+
+/// Exclusive access to the initialised library.
+pub struct EspeakGuard {
+    guard: MutexGuard<'static, Global>,
+}
+
+impl Espeak {
+    /// Lock the process-wide instance, initialising it on first use.
+    pub fn lock() -> Result<EspeakGuard, TextError> {
+        // A panic while holding the lock cannot leave espeak half-initialised in a way we can
+        // detect, so a poisoned lock is taken over.
+        let guard = global().lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = &guard.state {
+            return Err(e.clone());
+        }
+        Ok(EspeakGuard { guard })
+    }
+}
+
+impl EspeakGuard {
+    fn inner(&mut self) -> &mut Espeak {
+        match &mut self.guard.state {
+            Ok(e) => e,
+            // `Espeak::lock` only hands out a guard for an initialised library.
+            Err(_) => unreachable!("EspeakGuard exists only for an initialised library"),
+        }
+    }
+
+    /// Select an espeak-ng voice ("en-us"). Cached: a repeated name is not set again.
+    pub fn set_voice(&mut self, name: &str) -> Result<(), TextError> {
+        let inner = self.inner();
+        if inner.voice.as_deref() == Some(name) {
+            return Ok(());
+        }
+        let c_name = CString::new(name).map_err(|_| TextError::Voice {
+            voice: name.replace('\0', "\\0"),
+            message: "voice name contains NUL".into(),
+        })?;
+        // SAFETY: valid NUL-terminated string; the library is initialised and we hold the lock.
+        let status = unsafe { espeak_ng_SetVoiceByName(c_name.as_ptr()) };
+        if status != ENS_OK {
+            inner.voice = None;
+            return Err(TextError::Voice {
+                voice: name.to_string(),
+                message: status_message(status),
+            });
+        }
+        inner.voice = Some(name.to_string());
+        Ok(())
+    }
+
+    /// Clear the character espeak's clause reader may keep back across calls.
+    ///
+    /// `ReadClause` reads one character past a clause and keeps it in a static for the next
+    /// call. At the end of some texts (e.g. one ending in `..`) that character is left over
+    /// and would be prepended to the *next* text — piper-phonemize has this leak. Reading
+    /// `" a"` always ends by running out of input, which leaves nothing behind (a clause can
+    /// only end at punctuation after a letter or digit, or at a blank line).
+    fn reset_reader(&mut self) {
+        const FLUSH: &[u8] = b" a\0";
+        let mut cursor: *const c_void = FLUSH.as_ptr().cast();
+        for _ in 0..8 {
+            // SAFETY: NUL-terminated static buffer; we hold the global lock.
+            let ph = unsafe {
+                espeak_TextToPhonemes(&mut cursor, ESPEAK_CHARS_AUTO, ESPEAK_PHONEMES_IPA)
+            };
+            if ph.is_null() || cursor.is_null() {
+                break;
+            }
+        }
+    }
+
+    /// Run `espeak_TextToPhonemes` over `text` until it reports the end, one call per clause.
+    ///
+    /// `text` must not contain NUL (the caller sanitises it). The reader is reset first, so
+    /// the result does not depend on earlier texts.
+    pub fn clauses(&mut self, text: &str) -> Result<Vec<RawClause>, TextError> {
+        self.reset_reader();
+        let c_text = CString::new(text).map_err(|_| TextError::InteriorNul)?;
+        let bytes = c_text.as_bytes_with_nul();
+        let base = bytes.as_ptr() as usize;
+        let limit = bytes.len();
+        let mut out = Vec::new();
+        let mut cursor: *const c_void = c_text.as_ptr().cast();
+        let mut start = 0usize;
+        loop {
+            // SAFETY: `cursor` points into `c_text` (NUL-terminated, alive for the loop); espeak
+            // advances it within that buffer or sets it to NULL; we hold the global lock.
+            let ph = unsafe {
+                espeak_TextToPhonemes(&mut cursor, ESPEAK_CHARS_AUTO, ESPEAK_PHONEMES_IPA)
+            };
+            if ph.is_null() {
+                // Only when espeak cannot decode the text (not expected for UTF-8).
+                return Err(TextError::Espeak(
+                    "espeak_TextToPhonemes could not decode the text".into(),
+                ));
+            }
+            // SAFETY: espeak returns a NUL-terminated string in its own static buffer, valid
+            // until the next call; it is copied at once.
+            let ipa = unsafe { CStr::from_ptr(ph) }.to_string_lossy().into_owned();
+            let end = if cursor.is_null() {
+                None
+            } else {
+                let off = (cursor as usize).wrapping_sub(base);
+                if off >= limit || off <= start {
+                    // Not expected from espeak: stop rather than loop or read out of bounds.
+                    tracing::debug!(start, off, "espeak text pointer did not advance; stopping");
+                    out.push(RawClause {
+                        start,
+                        end: None,
+                        ipa,
+                    });
+                    break;
+                }
+                Some(off)
+            };
+            out.push(RawClause { start, end, ipa });
+            match end {
+                Some(off) => start = off,
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The version string of the linked libespeak-ng (e.g. "1.51") and its data path.
+pub fn espeak_version() -> Result<(String, String), TextError> {
+    let _guard = Espeak::lock()?;
+    let mut path: *const c_char = ptr::null();
+    // SAFETY: espeak_Info returns a static string and sets `path` to a static string or NULL.
+    let version = unsafe { espeak_Info(&mut path) };
+    let version = if version.is_null() {
+        String::new()
+    } else {
+        // SAFETY: static NUL-terminated string.
+        unsafe { CStr::from_ptr(version) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let path = if path.is_null() {
+        String::new()
+    } else {
+        // SAFETY: static NUL-terminated string.
+        unsafe { CStr::from_ptr(path) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    Ok((version, path))
+}

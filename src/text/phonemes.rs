@@ -1,0 +1,584 @@
+//! Text → espeak-ng IPA sentences → the voice's phoneme ids, as piper-phonemize does it.
+//!
+//! Per clause: espeak IPA, NFD-normalised, split into codepoints, `(lang)` switch flags removed,
+//! then the clause terminator appended (`.` `?` `!`, or `,` `:` `;` followed by a space).
+//! A sentence ends at `.` `?` `!`, a blank line, or the end of the text.
+//! Ids: `^ _ (p _)… $` (see [`phoneme_ids`]).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use unicode_normalization::UnicodeNormalization;
+
+use super::TextError;
+use super::clause;
+use super::espeak::{Espeak, RawClause};
+
+/// One sentence ready for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sentence {
+    /// Byte range of the sentence in the input text (trimmed of surrounding whitespace).
+    pub text_range: Range<usize>,
+    /// The phonemes as a string (codepoints in order, including punctuation and spaces).
+    pub phonemes: String,
+    /// `^ _ (id _)… $`.
+    pub ids: Vec<i64>,
+}
+
+/// A phonemised sentence before the id lookup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SentencePhonemes {
+    range: Range<usize>,
+    phonemes: Vec<char>,
+}
+
+/// Replace characters espeak must not see by spaces of the same UTF-8 length, so that byte
+/// offsets stay valid: NUL (ends a C string), other C0/C1 controls (0x01 starts an espeak
+/// embedded command) and DEL, and U+FFFD (what lossy decoding leaves of binary junk: espeak's
+/// `espeakCHARS_AUTO` decoder, which Piper uses, would re-read it as three Latin-1 letters
+/// and speak them). Newline, carriage return and tab are kept: blank lines are
+/// paragraph breaks for espeak.
+fn sanitise(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if (c.is_control() && !matches!(c, '\n' | '\r' | '\t')) || c == '\u{fffd}' {
+            for _ in 0..c.len_utf8() {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Run espeak over `text` and group its clauses into sentences, like piper-phonemize.
+fn phonemize_ranges(text: &str, espeak_voice: &str) -> Result<Vec<SentencePhonemes>, TextError> {
+    let clean = sanitise(text);
+    if clean.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let raw: Vec<RawClause> = {
+        let mut espeak = Espeak::lock()?;
+        espeak.set_voice(espeak_voice)?;
+        espeak.clauses(&clean)?
+    };
+
+    // The decoder's input: the text and its terminating NUL.
+    let total = clean.len() + 1;
+    let char_at = |off: usize| -> char {
+        clean
+            .get(off..)
+            .and_then(|rest| rest.chars().next())
+            .unwrap_or('\0')
+    };
+
+    let mut sentences: Vec<SentencePhonemes> = Vec::new();
+    let mut current: Option<SentencePhonemes> = None;
+    let mut carried: Option<(char, usize)> = None; // (char, its byte offset)
+    for rc in &raw {
+        let is_last = rc.end.is_none();
+        let end = rc.end.unwrap_or(total);
+        let start = rc.start.min(clean.len());
+        // espeak's offsets lie on char boundaries for valid UTF-8 without U+FFFD; decode
+        // lossily anyway so that an unexpected offset can never panic.
+        let bytes = clean.as_bytes();
+        let region_text = String::from_utf8_lossy(&bytes[start..end.min(clean.len())]);
+        let mut region: Vec<char> = region_text.chars().collect();
+        if end > clean.len() {
+            region.push('\0');
+        }
+        let following = rc.end.map(char_at);
+        let term = clause::infer(carried.map(|(c, _)| c), &region, is_last, following);
+
+        // This clause's text: from the carried character to before the one kept back.
+        let clause_start = carried.map_or(start, |(_, off)| off);
+        let kept_back = region.last().copied().filter(|_| !is_last);
+        let clause_end = match kept_back {
+            Some(c) => end.saturating_sub(c.len_utf8()),
+            None => end.min(clean.len()),
+        };
+        carried = kept_back.map(|c| (c, end.saturating_sub(c.len_utf8())));
+
+        let sentence = current.get_or_insert_with(|| SentencePhonemes {
+            range: clause_start..clause_start,
+            phonemes: Vec::new(),
+        });
+        sentence.range.end = clause_end.max(sentence.range.start);
+        let mut in_flag = false;
+        for c in rc.ipa.nfd() {
+            if in_flag {
+                if c == ')' {
+                    in_flag = false;
+                }
+            } else if c == '(' {
+                in_flag = true;
+            } else {
+                sentence.phonemes.push(c);
+            }
+        }
+        sentence.phonemes.extend(term.append.chars());
+        if term.sentence_end {
+            sentences.extend(current.take());
+        }
+    }
+    sentences.extend(current.take());
+
+    for s in &mut sentences {
+        s.range = trim_range(&clean, s.range.clone());
+    }
+    sentences.retain(|s| !s.phonemes.is_empty());
+    Ok(sentences)
+}
+
+/// Shrink a byte range to exclude surrounding whitespace (stays on char boundaries).
+fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
+    let start = range.start.min(text.len());
+    let end = range.end.clamp(start, text.len());
+    let Some(slice) = text.get(start..end) else {
+        return start..start;
+    };
+    let lead = slice.len() - slice.trim_start().len();
+    let trimmed = slice.trim();
+    (start + lead)..(start + lead + trimmed.len())
+}
+
+/// Phonemise `text` with espeak-ng voice `espeak_voice` ("en-us"), exactly as
+/// `piper_phonemize.phonemize_espeak(text, voice)` does, except that sentences with no
+/// phonemes at all are left out (so empty or whitespace-only text gives no sentences).
+pub fn phonemize(text: &str, espeak_voice: &str) -> Result<Vec<Vec<char>>, TextError> {
+    Ok(phonemize_ranges(text, espeak_voice)?
+        .into_iter()
+        .map(|s| s.phonemes)
+        .collect())
+}
+
+/// Map phonemes to ids: `[^, _] + [id(p), _]… + [$]`, with `^`, `_`, `$` taken from the map.
+///
+/// Symbols missing from the map are dropped (with a warning naming only the symbol) and
+/// returned, each once, in order of first appearance.
+pub fn phoneme_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> (Vec<i64>, Vec<char>) {
+    fn lookup(map: &BTreeMap<String, Vec<i64>>, c: char) -> Option<&[i64]> {
+        let mut buf = [0u8; 4];
+        map.get(&*c.encode_utf8(&mut buf)).map(Vec::as_slice)
+    }
+    let mut missing: Vec<char> = Vec::new();
+    let mut special = |c: char| -> &[i64] {
+        match lookup(map, c) {
+            Some(v) => v,
+            None => {
+                if !missing.contains(&c) {
+                    tracing::warn!(symbol = %c, "phoneme_id_map lacks a special symbol; left out");
+                    missing.push(c);
+                }
+                &[]
+            }
+        }
+    };
+    let bos = special('^');
+    let pad = special('_');
+    let eos = special('$');
+
+    let mut ids = Vec::with_capacity(2 * phonemes.len() + 3);
+    ids.extend_from_slice(bos);
+    ids.extend_from_slice(pad);
+    for &p in phonemes {
+        match lookup(map, p) {
+            Some(v) => {
+                ids.extend_from_slice(v);
+                ids.extend_from_slice(pad);
+            }
+            None => {
+                if !missing.contains(&p) {
+                    tracing::warn!(
+                        symbol = %p.escape_unicode(),
+                        "phoneme not in the voice's phoneme_id_map; dropped"
+                    );
+                    missing.push(p);
+                }
+            }
+        }
+    }
+    ids.extend_from_slice(eos);
+    (ids, missing)
+}
+
+/// Phonemise `text` and map each sentence to ids. Sentences with nothing to speak (only
+/// punctuation and spaces) are left out, so a text with no speakable phonemes gives `Ok([])`.
+pub fn text_to_ids(
+    text: &str,
+    espeak_voice: &str,
+    map: &BTreeMap<String, Vec<i64>>,
+) -> Result<Vec<Sentence>, TextError> {
+    let mut out = Vec::new();
+    for s in phonemize_ranges(text, espeak_voice)? {
+        let speakable = s
+            .phonemes
+            .iter()
+            .any(|&c| !c.is_whitespace() && clause::punct_class(c).is_none());
+        if !speakable {
+            continue;
+        }
+        let (ids, _missing) = phoneme_ids(&s.phonemes, map);
+        out.push(Sentence {
+            text_range: s.range,
+            phonemes: s.phonemes.iter().collect(),
+            ids,
+        });
+    }
+    Ok(out)
+}
+
+/// Split `text` into consecutive byte ranges, one sentence each, of at most `max_chars`
+/// characters where possible, so that a long text can be phonemised and synthesised piece by
+/// piece.
+///
+/// Cuts where espeak ends a sentence: after `.` `!` `?` and the like (with any closing quotes
+/// or brackets) followed by whitespace — but not after a `.` followed by a lower-case word,
+/// which espeak reads as an abbreviation — and at blank lines (paragraphs). A single newline
+/// is not a sentence end for espeak (hard-wrapped text), so it is only preferred when a piece
+/// longer than `max_chars` must be cut; otherwise such a piece is cut at whitespace, and a
+/// single word longer than `max_chars` is kept whole.
+/// The ranges cover the whole text, in order, without gaps, and lie on char boundaries.
+pub fn split_sentences(text: &str, max_chars: usize) -> Vec<Range<usize>> {
+    let max_chars = max_chars.max(1);
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let n = chars.len();
+    let byte_at = |i: usize| if i < n { chars[i].0 } else { text.len() };
+
+    // Preferred cut points (char indices where a new piece may start).
+    let mut is_boundary = vec![false; n + 1];
+    let mut i = 0;
+    while i < n {
+        let c = chars[i].1;
+        if c == '\n' {
+            // A blank line is a paragraph break for espeak; a single newline is not.
+            let mut k = i + 1;
+            let mut newlines = 1;
+            while k < n && chars[k].1.is_whitespace() {
+                newlines += usize::from(chars[k].1 == '\n');
+                k += 1;
+            }
+            if newlines >= 2 {
+                is_boundary[k] = true;
+            }
+            i = k;
+            continue;
+        }
+        let ends_sentence = matches!(
+            clause::punct_class(c),
+            Some((
+                clause::Punct::Period
+                    | clause::Punct::Question
+                    | clause::Punct::Exclamation
+                    | clause::Punct::Paragraph,
+                _
+            ))
+        );
+        if ends_sentence {
+            // Swallow the rest of the punctuation run and closing quotes/brackets.
+            let mut j = i + 1;
+            while j < n
+                && (clause::punct_class(chars[j].1).is_some()
+                    || matches!(
+                        chars[j].1,
+                        '"' | '\'' | ')' | ']' | '}' | '»' | '”' | '’' | '›'
+                    ))
+            {
+                j += 1;
+            }
+            if j < n && chars[j].1.is_whitespace() {
+                let mut k = j;
+                while k < n && chars[k].1.is_whitespace() && chars[k].1 != '\n' {
+                    k += 1;
+                }
+                let abbreviation = c == '.' && k < n && chars[k].1.is_lowercase();
+                if !abbreviation {
+                    is_boundary[k] = true;
+                }
+            }
+            i = j.max(i + 1);
+            continue;
+        }
+        i += 1;
+    }
+
+    let mut ranges = Vec::new();
+    let mut start = 0usize; // char index
+    while start < n {
+        let limit = (start + max_chars).min(n);
+        // The next sentence boundary, if it lies within the window.
+        let mut cut = (start + 1..=limit).find(|&k| is_boundary[k]);
+        if cut.is_none() {
+            if limit == n {
+                cut = Some(n);
+            } else {
+                // Cut after the last newline, else the last whitespace, within the window
+                // (never mid-word).
+                cut = (start + 1..=limit)
+                    .rev()
+                    .find(|&k| chars[k - 1].1 == '\n')
+                    .or_else(|| {
+                        (start + 1..=limit)
+                            .rev()
+                            .find(|&k| chars[k - 1].1.is_whitespace())
+                    });
+            }
+        }
+        let cut = cut.unwrap_or_else(|| {
+            // One word longer than max_chars: keep it whole, end after the next whitespace.
+            (limit..n)
+                .find(|&k| chars[k].1.is_whitespace())
+                .map_or(n, |k| k + 1)
+        });
+        ranges.push(byte_at(start)..byte_at(cut));
+        start = cut;
+    }
+    ranges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn toy_map() -> BTreeMap<String, Vec<i64>> {
+        [
+            ("_", 0),
+            ("^", 1),
+            ("$", 2),
+            (" ", 3),
+            ("a", 10),
+            ("b", 11),
+            (".", 4),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), vec![v]))
+        .collect()
+    }
+
+    /// The id rule, computed independently of `phoneme_ids`.
+    fn expected_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> Vec<i64> {
+        let id = |s: &str| map[s].clone();
+        let mut v = id("^");
+        v.extend(id("_"));
+        for p in phonemes {
+            if let Some(x) = map.get(&p.to_string()) {
+                v.extend(x.iter().copied());
+                v.extend(id("_"));
+            }
+        }
+        v.extend(id("$"));
+        v
+    }
+
+    #[test]
+    fn id_rule_intersperses_pad() {
+        let map = toy_map();
+        let ph: Vec<char> = "ab a.".chars().collect();
+        let (ids, missing) = phoneme_ids(&ph, &map);
+        assert!(missing.is_empty());
+        assert_eq!(ids.len(), 2 * ph.len() + 3);
+        assert_eq!(ids, expected_ids(&ph, &map));
+        assert_eq!(&ids[..2], &[map["^"][0], map["_"][0]]);
+        assert_eq!(*ids.last().unwrap(), map["$"][0]);
+        for k in (1..ids.len() - 1).step_by(2) {
+            assert_eq!(ids[k], map["_"][0], "pad at odd positions");
+        }
+        let (empty, _) = phoneme_ids(&[], &map);
+        assert_eq!(empty, expected_ids(&[], &map));
+    }
+
+    #[test]
+    fn multi_id_entries_are_expanded() {
+        let mut map = toy_map();
+        map.insert("c".into(), vec![20, 21]);
+        let (ids, _) = phoneme_ids(&['c'], &map);
+        assert_eq!(ids, vec![1, 0, 20, 21, 0, 2]);
+    }
+
+    #[test]
+    fn unknown_symbols_are_dropped_and_reported_once() {
+        let map = toy_map();
+        let ph: Vec<char> = "aXbXY".chars().collect();
+        let (ids, missing) = phoneme_ids(&ph, &map);
+        assert_eq!(missing, vec!['X', 'Y']);
+        assert_eq!(ids, expected_ids(&ph, &map));
+        assert_eq!(ids.len(), 2 * 2 + 3);
+    }
+
+    #[test]
+    fn sanitise_keeps_byte_offsets() {
+        let s = "a\0b\u{1}c\u{85}d\n\te\u{7f}";
+        let clean = sanitise(s);
+        assert_eq!(clean.len(), s.len());
+        assert!(
+            !clean
+                .chars()
+                .any(|c| c.is_control() && !"\n\t\r".contains(c))
+        );
+        assert_eq!(clean, "a b c  d\n\te ");
+        assert_eq!(sanitise("x\u{fffd}y"), "x   y");
+    }
+
+    #[test]
+    fn empty_and_whitespace_text() {
+        let map = toy_map();
+        assert!(phonemize("", "en-us").unwrap().is_empty());
+        assert!(phonemize(" \n\t ", "en-us").unwrap().is_empty());
+        assert!(text_to_ids("   ", "en-us", &map).unwrap().is_empty());
+        assert!(
+            text_to_ids("\0\u{1}\u{2}", "en-us", &map)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn control_characters_do_not_leak_into_espeak() {
+        // 0x01 'V' would be an espeak embedded voice-change command.
+        let a = phonemize("Hello\u{1}Vworld.", "en-us").unwrap();
+        let b = phonemize("Hello Vworld.", "en-us").unwrap();
+        assert_eq!(a, b);
+        let c = phonemize("Hello\0world.", "en-us").unwrap();
+        let d = phonemize("Hello world.", "en-us").unwrap();
+        assert_eq!(c, d);
+    }
+
+    #[test]
+    fn punctuation_and_sentences() {
+        let s = phonemize("Hi, there: yes; no. Really? Go!", "en-us").unwrap();
+        assert_eq!(s.len(), 3);
+        let first: String = s[0].iter().collect();
+        assert!(first.contains(", ") && first.contains(": ") && first.contains("; "));
+        assert!(first.ends_with('.'));
+        assert_eq!(s[1].last(), Some(&'?'));
+        assert_eq!(s[2].last(), Some(&'!'));
+        // NFD: no precomposed characters survive.
+        for sent in &s {
+            let st: String = sent.iter().collect();
+            assert_eq!(st, st.nfd().collect::<String>());
+        }
+    }
+
+    #[test]
+    fn sentence_ranges_point_into_text() {
+        let map = toy_map();
+        let text = "  Hello world.  How are you?\n\nFine, thanks!  ";
+        let s = text_to_ids(text, "en-us", &map).unwrap();
+        let parts: Vec<&str> = s.iter().map(|x| &text[x.text_range.clone()]).collect();
+        assert_eq!(parts, vec!["Hello world.", "How are you?", "Fine, thanks!"]);
+    }
+
+    #[test]
+    fn junk_never_panics() {
+        let map = toy_map();
+        for t in [
+            "😀😀😀",
+            "שלום עולם. مرحبا بالعالم",
+            "\u{fffd}\u{fffd}\u{0}\u{1b}[31m",
+            "...",
+            "?!?!",
+            "((((",
+            "\u{2029}\u{2029}",
+            "a\u{301}\u{301}\u{301}",
+        ] {
+            let _ = phonemize(t, "en-us").unwrap();
+            let _ = text_to_ids(t, "en-us", &map).unwrap();
+        }
+        assert!(text_to_ids("...", "en-us", &map).unwrap().is_empty());
+    }
+
+    #[test]
+    fn no_state_leaks_between_calls() {
+        // espeak keeps a character back at the end of "..": it must not reach the next text.
+        let fresh = phonemize("I(", "en-us").unwrap();
+        for before in ["U\n\nx..", "Hello..", "Hi. W", "end."] {
+            let _ = phonemize(before, "en-us").unwrap();
+            assert_eq!(phonemize("I(", "en-us").unwrap(), fresh, "after {before:?}");
+        }
+    }
+
+    #[test]
+    fn long_text_splits_and_phonemises() {
+        let text = "The cat sat on the mat. It was happy! Was it? ".repeat(20_000); // ~1 MB
+        let ranges = split_sentences(&text, 200);
+        assert_eq!(ranges.len(), 60_000);
+        assert!(
+            ranges
+                .iter()
+                .all(|r| text[r.clone()].chars().count() <= 200)
+        );
+        let first: Vec<_> = ranges[..3]
+            .iter()
+            .flat_map(|r| phonemize(&text[r.clone()], "en-us").unwrap())
+            .collect();
+        assert_eq!(first, phonemize(&text[..ranges[2].end], "en-us").unwrap());
+        // A 20 kB clause with no punctuation is cut by espeak's buffer, never panics.
+        let words = "word ".repeat(4_000);
+        assert!(!phonemize(&words, "en-us").unwrap().is_empty());
+    }
+
+    #[test]
+    fn unknown_voice_is_an_error() {
+        let err = phonemize("Hello.", "no-such-voice-xx").unwrap_err();
+        assert!(matches!(err, TextError::Voice { .. }), "{err}");
+        // And the engine still works afterwards.
+        assert!(!phonemize("Hello.", "en-us").unwrap().is_empty());
+    }
+
+    #[test]
+    fn split_examples() {
+        let t = "One. Two! e.g. three\nfour? Wait… no\n \nNext";
+        let r = split_sentences(t, 1000);
+        let parts: Vec<&str> = r.iter().map(|x| &t[x.clone()]).collect();
+        // espeak ends a clause at "!" whatever follows, but not at "." before a lower-case word.
+        assert_eq!(
+            parts,
+            vec![
+                "One. ",
+                "Two! ",
+                "e.g. three\nfour? ",
+                "Wait… no\n \n",
+                "Next"
+            ]
+        );
+        let long = "word ".repeat(50);
+        for r in split_sentences(&long, 12) {
+            assert!(long[r.clone()].chars().count() <= 12);
+            assert!(long[r].ends_with(' '));
+        }
+        let giant = format!("a {} b", "x".repeat(40));
+        let parts: Vec<String> = split_sentences(&giant, 10)
+            .into_iter()
+            .map(|r| giant[r].to_string())
+            .collect();
+        assert!(parts.iter().any(|p| p.contains(&"x".repeat(40))));
+    }
+
+    proptest! {
+        #[test]
+        fn split_covers_text(text in "\\PC{0,300}|[a-z .!?\n…é😀]{0,300}", max in 0usize..50) {
+            let ranges = split_sentences(&text, max);
+            let mut pos = 0;
+            for r in &ranges {
+                prop_assert_eq!(r.start, pos);
+                prop_assert!(r.end > r.start);
+                prop_assert!(text.is_char_boundary(r.start) && text.is_char_boundary(r.end));
+                pos = r.end;
+            }
+            prop_assert_eq!(pos, text.len());
+            // Never mid-word: every cut is after whitespace or sentence punctuation context.
+            for r in &ranges[..ranges.len().saturating_sub(1)] {
+                let before = text[..r.end].chars().next_back().unwrap();
+                let after = text[r.end..].chars().next().unwrap();
+                prop_assert!(before.is_whitespace() || after.is_whitespace() || !before.is_alphanumeric() || !after.is_alphanumeric());
+            }
+        }
+
+        #[test]
+        fn phonemize_never_panics(text in "\\PC{0,80}") {
+            let _ = phonemize(&text, "en-us").unwrap();
+        }
+    }
+}
