@@ -6,6 +6,7 @@
 
 pub mod audio;
 pub mod cli;
+pub mod engine;
 pub mod model;
 pub mod text;
 pub mod voice;

@@ -5,6 +5,7 @@ pub mod durations;
 pub mod encoder;
 pub mod noise;
 pub mod ops;
+pub mod pipeline;
 pub mod spline;
 
 use crate::voice::WeightsError;

@@ -2,7 +2,8 @@
 //! parity tests and the GPU twins compare against.
 
 use super::decoder::decode;
-use super::duration::{duration_logw, durations, expand_frames};
+use super::duration::duration_logw;
+use super::durations::{durations, expand_frames};
 use super::encoder::text_encoder;
 use super::flow::flow_reverse;
 use super::noise::{NoiseSource, sample_prior};
