@@ -1,6 +1,10 @@
 //! CPU f32 reference implementation of Piper's VITS, one function per stage, so that every
 //! GPU kernel can be checked against its CPU twin stage by stage.
+pub mod decoder;
+pub mod flow;
 pub mod ops;
+#[cfg(test)]
+pub(crate) mod testutil;
 
 use crate::voice::WeightsError;
 
