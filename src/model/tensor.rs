@@ -19,7 +19,10 @@ impl Tensor {
 
     pub fn zeros(shape: Vec<usize>) -> Self {
         let n = shape.iter().product();
-        Self { shape, data: vec![0.0; n] }
+        Self {
+            shape,
+            data: vec![0.0; n],
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -56,5 +59,9 @@ pub fn rel_l2(a: &[f32], b: &[f32]) -> f64 {
         num += d * d;
         den += (y as f64) * (y as f64);
     }
-    if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }
+    if den == 0.0 {
+        num.sqrt()
+    } else {
+        (num / den).sqrt()
+    }
 }

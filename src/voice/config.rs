@@ -106,7 +106,12 @@ impl ModelDims {
             .map(|(&k, dils)| dils.iter().map(|&d| d * (k.max(1) - 1) / 2).sum::<usize>())
             .max()
             .unwrap_or(0) as i64;
-        for (&s, &k) in self.upsample_rates.iter().zip(&self.upsample_kernel_sizes).rev() {
+        for (&s, &k) in self
+            .upsample_rates
+            .iter()
+            .zip(&self.upsample_kernel_sizes)
+            .rev()
+        {
             a -= res_reach;
             b += res_reach;
             // ConvTranspose: input i writes outputs i·s + tap − p for tap in 0..k.

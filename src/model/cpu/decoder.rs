@@ -2,7 +2,7 @@
 //! `F · hop` samples, plus the windowed flow+decoder used for streaming.
 
 use super::flow::{check_input, flow_reverse};
-use super::ops::{conv1d, conv_transpose1d, leaky_relu};
+use super::ops::{conv_transpose1d, conv1d, leaky_relu};
 use super::{ModelError, Result};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
@@ -52,7 +52,9 @@ pub fn resblock2(w: &Weights, d: &ModelDims, index: usize, x: &Tensor) -> Result
     let nk = d.resblock_kernel_sizes.len();
     let stage = index / nk;
     if stage >= d.upsample_rates.len() {
-        return Err(ModelError::Input(format!("resblock {index} does not exist")));
+        return Err(ModelError::Input(format!(
+            "resblock {index} does not exist"
+        )));
     }
     let ch = stage_channels(d, stage);
     check_input(x, ch, "resblock2")?;
@@ -60,7 +62,10 @@ pub fn resblock2(w: &Weights, d: &ModelDims, index: usize, x: &Tensor) -> Result
     let mut x = x.clone();
     let mut xt = Tensor::zeros(x.shape.clone());
     for (j, &dil) in d.resblock_dilation_sizes[index % nk].iter().enumerate() {
-        let cw = w.get_shaped(&format!("dec.resblocks.{index}.convs.{j}.weight"), &[ch, ch, k])?;
+        let cw = w.get_shaped(
+            &format!("dec.resblocks.{index}.convs.{j}.weight"),
+            &[ch, ch, k],
+        )?;
         let cb = w.get_shaped(&format!("dec.resblocks.{index}.convs.{j}.bias"), &[ch])?;
         xt.data.copy_from_slice(&x.data);
         leaky_relu(&mut xt.data, LRELU_SLOPE);
@@ -75,7 +80,9 @@ pub fn resblock2(w: &Weights, d: &ModelDims, index: usize, x: &Tensor) -> Result
 pub fn upsample_stage(w: &Weights, d: &ModelDims, stage: usize, x: &Tensor) -> Result<Tensor> {
     check_decoder_dims(d)?;
     if stage >= d.upsample_rates.len() {
-        return Err(ModelError::Input(format!("upsample stage {stage} does not exist")));
+        return Err(ModelError::Input(format!(
+            "upsample stage {stage} does not exist"
+        )));
     }
     let cin = d.upsample_initial_channel >> stage;
     let cout = stage_channels(d, stage);
@@ -160,4 +167,196 @@ pub fn decode_window(
     let audio = decode(w, d, &z)?;
     let hop = d.samples_per_frame();
     Ok(audio[(start - lo) * hop..(end - lo) * hop].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::cpu::testutil::{random_tensor, random_weights, tiny_dims};
+    use crate::model::tensor::rel_l2;
+    use std::collections::HashMap;
+
+    #[test]
+    fn resblock2_is_residual() {
+        let d = tiny_dims();
+        let ch = 8; // stage 0 channels for upsample_initial_channel 16
+        let x = random_tensor(1, &[ch, 20], 1.0);
+        // Zero kernels: each conv contributes only its bias, added to the running x.
+        for idx in 0..3 {
+            let k = d.resblock_kernel_sizes[idx];
+            let mut m = HashMap::new();
+            let b0 = random_tensor(2, &[ch], 1.0);
+            let b1 = random_tensor(3, &[ch], 1.0);
+            m.insert(
+                format!("dec.resblocks.{idx}.convs.0.weight"),
+                Tensor::zeros(vec![ch, ch, k]),
+            );
+            m.insert(
+                format!("dec.resblocks.{idx}.convs.1.weight"),
+                Tensor::zeros(vec![ch, ch, k]),
+            );
+            m.insert(format!("dec.resblocks.{idx}.convs.0.bias"), b0.clone());
+            m.insert(format!("dec.resblocks.{idx}.convs.1.bias"), b1.clone());
+            let y = resblock2(&Weights::from_map(m), &d, idx, &x).unwrap();
+            for c in 0..ch {
+                for (o, (&yv, &xv)) in y.row(c).iter().zip(x.row(c)).enumerate() {
+                    let want = xv + b0.data[c] + b1.data[c];
+                    assert!((yv - want).abs() < 1e-6, "rb {idx} c {c} t {o}");
+                }
+            }
+        }
+    }
+
+    /// ResBlock2 from the definition: per dilation, x += conv(lrelu(x)) by direct loops.
+    #[test]
+    fn resblock2_matches_direct_loops() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 20);
+        let idx = 5; // stage 1, kernel 7, dilations (3, 12)
+        let (ch, t, k) = (4, 40, 7);
+        let x = random_tensor(4, &[ch, t], 1.0);
+        let mut cur: Vec<f64> = x.data.iter().map(|&v| v as f64).collect();
+        for (j, &dil) in [3usize, 12].iter().enumerate() {
+            let cw = &w
+                .get(&format!("dec.resblocks.{idx}.convs.{j}.weight"))
+                .unwrap()
+                .data;
+            let cb = &w
+                .get(&format!("dec.resblocks.{idx}.convs.{j}.bias"))
+                .unwrap()
+                .data;
+            let act: Vec<f64> = cur
+                .iter()
+                .map(|&v| if v < 0.0 { 0.1 * v } else { v })
+                .collect();
+            let pad = (dil * (k - 1) / 2) as isize;
+            let mut next = cur.clone();
+            for co in 0..ch {
+                for o in 0..t {
+                    let mut a = cb[co] as f64;
+                    for ci in 0..ch {
+                        for tap in 0..k {
+                            let i = o as isize + (tap * dil) as isize - pad;
+                            if i >= 0 && (i as usize) < t {
+                                a += cw[(co * ch + ci) * k + tap] as f64 * act[ci * t + i as usize];
+                            }
+                        }
+                    }
+                    next[co * t + o] += a;
+                }
+            }
+            cur = next;
+        }
+        let want: Vec<f32> = cur.into_iter().map(|v| v as f32).collect();
+        let got = resblock2(&w, &d, idx, &x).unwrap();
+        assert!(rel_l2(&got.data, &want) < 1e-6);
+    }
+
+    #[test]
+    fn upsample_stage_is_mean_of_resblocks() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 21);
+        let x = random_tensor(5, &[8, 9], 1.0);
+        let got = upsample_stage(&w, &d, 1, &x).unwrap();
+        assert_eq!(got.shape, vec![4, 9 * 8]);
+        let mut xa = x.clone();
+        leaky_relu(&mut xa.data, 0.1);
+        let up = conv_transpose1d(
+            &xa,
+            w.get("dec.ups.1.weight").unwrap(),
+            w.get("dec.ups.1.bias").ok(),
+            8,
+            4,
+        );
+        let mut want = vec![0f32; up.len()];
+        for j in 3..6 {
+            let r = resblock2(&w, &d, j, &up).unwrap();
+            want.iter_mut()
+                .zip(&r.data)
+                .for_each(|(a, b)| *a += b / 3.0);
+        }
+        assert!(rel_l2(&got.data, &want) < 1e-6);
+    }
+
+    #[test]
+    fn output_length_is_frames_times_hop() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 22);
+        for f in [1usize, 2, 7, 30] {
+            let z = random_tensor(f as u64, &[d.inter_channels, f], 1.0);
+            let y = decode(&w, &d, &z).unwrap();
+            assert_eq!(y.len(), f * d.samples_per_frame());
+            assert!(y.iter().all(|v| v.is_finite() && v.abs() <= 1.0));
+        }
+    }
+
+    /// The audio of frame f must depend on z_p frames f−left ..= f+right exactly. Random
+    /// weights attenuate far influence below f32 resolution, so the dependence is traced
+    /// structurally: a NaN planted in one frame of z_p poisons exactly what reads it.
+    #[test]
+    fn receptive_span_is_exact() {
+        let d = tiny_dims();
+        let (left, right) = d.flow_decoder_receptive_span();
+        assert_eq!(d.flow_decoder_receptive_frames(), left.max(right));
+        let w = random_weights(&d, 23);
+        let f = 2 * (left + right) + 30;
+        let hop = d.samples_per_frame();
+        let z = random_tensor(6, &[d.inter_channels, f], 1.0);
+        let g = f / 2;
+        let mut zz = z.clone();
+        for c in 0..d.inter_channels {
+            zz.data[c * f + g] = f32::NAN;
+        }
+        let pert = decode(&w, &d, &flow_reverse(&w, &d, &zz).unwrap()).unwrap();
+        let changed: Vec<usize> = (0..f)
+            .filter(|&fr| pert[fr * hop..(fr + 1) * hop].iter().any(|v| v.is_nan()))
+            .collect();
+        assert_eq!(
+            changed.len(),
+            left + right + 1,
+            "poisoned frames are not contiguous"
+        );
+        // Frame fr changes iff g ∈ [fr − left, fr + right], i.e. fr ∈ [g − right, g + left].
+        assert_eq!(changed.first(), Some(&(g - right)), "right reach");
+        assert_eq!(changed.last(), Some(&(g + left)), "left reach");
+    }
+
+    #[test]
+    fn window_equals_full_decode() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 24);
+        let ctx = d.flow_decoder_receptive_frames();
+        let f = 150;
+        let hop = d.samples_per_frame();
+        let z = random_tensor(7, &[d.inter_channels, f], 1.0);
+        let full = decode(&w, &d, &flow_reverse(&w, &d, &z).unwrap()).unwrap();
+        for (a, b) in [(0, 16), (16, 48), (60, 61), (100, 150), (0, 150)] {
+            let got = decode_window(&w, &d, &z, a, b, ctx).unwrap();
+            assert!(rel_l2(&got, &full[a * hop..b * hop]) <= 1e-5, "[{a},{b})");
+        }
+        // Too little context must show: the check above can fail.
+        let short = decode_window(&w, &d, &z, 60, 80, 2).unwrap();
+        assert!(rel_l2(&short, &full[60 * hop..80 * hop]) > 1e-5);
+        assert!(decode_window(&w, &d, &z, 10, 10, ctx).is_err());
+        assert!(decode_window(&w, &d, &z, 10, f + 1, ctx).is_err());
+    }
+
+    #[test]
+    fn bad_shapes_are_errors() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 25);
+        let z = random_tensor(8, &[d.inter_channels + 1, 4], 1.0);
+        assert!(matches!(decode(&w, &d, &z), Err(ModelError::Input(_))));
+        assert!(resblock2(&w, &d, 0, &random_tensor(9, &[3, 4], 1.0)).is_err());
+        assert!(resblock2(&w, &d, 9, &random_tensor(9, &[2, 4], 1.0)).is_err());
+        assert!(upsample_stage(&w, &d, 3, &random_tensor(9, &[2, 4], 1.0)).is_err());
+        let z = random_tensor(8, &[d.inter_channels, 4], 1.0);
+        assert!(matches!(
+            decode(&Weights::default(), &d, &z),
+            Err(ModelError::Weights(_))
+        ));
+        let mut bad = d.clone();
+        bad.upsample_kernel_sizes.pop();
+        assert!(decode(&w, &bad, &z).is_err());
+    }
 }

@@ -48,7 +48,10 @@ pub fn wavenet(w: &Weights, d: &ModelDims, prefix: &str, x: &Tensor) -> Result<T
         let in_w = w.get_shaped(&format!("{prefix}.in_layers.{i}.weight"), &[2 * h, h, k])?;
         let in_b = w.get_shaped(&format!("{prefix}.in_layers.{i}.bias"), &[2 * h])?;
         let rs_out = if last { h } else { 2 * h };
-        let rs_w = w.get_shaped(&format!("{prefix}.res_skip_layers.{i}.weight"), &[rs_out, h, 1])?;
+        let rs_w = w.get_shaped(
+            &format!("{prefix}.res_skip_layers.{i}.weight"),
+            &[rs_out, h, 1],
+        )?;
         let rs_b = w.get_shaped(&format!("{prefix}.res_skip_layers.{i}.bias"), &[rs_out])?;
 
         let pad = dilation * (k - 1) / 2;
@@ -101,7 +104,9 @@ pub fn coupling_reverse(w: &Weights, d: &ModelDims, c: usize, x: &Tensor) -> Res
     let ch = d.inter_channels;
     check_input(x, ch, "coupling_reverse")?;
     if ch % 2 != 0 {
-        return Err(ModelError::Input(format!("coupling: odd channel count {ch}")));
+        return Err(ModelError::Input(format!(
+            "coupling: odd channel count {ch}"
+        )));
     }
     let t = x.dim(1);
     let half = ch / 2;
@@ -199,8 +204,14 @@ mod tests {
             let last = i + 1 == d.flow_wn_layers;
             let iw = &w.get(&format!("{p}.in_layers.{i}.weight")).unwrap().data;
             let ib = &w.get(&format!("{p}.in_layers.{i}.bias")).unwrap().data;
-            let rw = &w.get(&format!("{p}.res_skip_layers.{i}.weight")).unwrap().data;
-            let rb = &w.get(&format!("{p}.res_skip_layers.{i}.bias")).unwrap().data;
+            let rw = &w
+                .get(&format!("{p}.res_skip_layers.{i}.weight"))
+                .unwrap()
+                .data;
+            let rb = &w
+                .get(&format!("{p}.res_skip_layers.{i}.bias"))
+                .unwrap()
+                .data;
             let pad = (dil * (k - 1) / 2) as isize;
             let mut acts = vec![0f64; h * t];
             for c in 0..h {
@@ -212,7 +223,8 @@ mod tests {
                             for tap in 0..k {
                                 let j = o as isize + (tap * dil) as isize - pad;
                                 if j >= 0 && (j as usize) < t {
-                                    *a += iw[(co * h + ci) * k + tap] as f64 * x[ci * t + j as usize];
+                                    *a +=
+                                        iw[(co * h + ci) * k + tap] as f64 * x[ci * t + j as usize];
                                 }
                             }
                         }
@@ -263,7 +275,10 @@ mod tests {
         let d = tiny_dims();
         let w = random_weights(&d, 13);
         let bad = random_tensor(4, &[d.inter_channels + 1, 5], 1.0);
-        assert!(matches!(flow_reverse(&w, &d, &bad), Err(ModelError::Input(_))));
+        assert!(matches!(
+            flow_reverse(&w, &d, &bad),
+            Err(ModelError::Input(_))
+        ));
         let empty = Tensor::zeros(vec![d.inter_channels, 0]);
         assert!(flow_reverse(&w, &d, &empty).is_err());
         assert!(wavenet(&w, &d, "flow.flows.0.enc", &bad).is_err());

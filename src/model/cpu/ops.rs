@@ -77,22 +77,40 @@ pub fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
             n,
             k,
             out.as_mut_ptr(),
-            View { rs: n as isize, cs: 1 },
+            View {
+                rs: n as isize,
+                cs: 1,
+            },
             false,
             a.as_ptr(),
-            View { rs: k as isize, cs: 1 },
+            View {
+                rs: k as isize,
+                cs: 1,
+            },
             b.as_ptr(),
-            View { rs: n as isize, cs: 1 },
+            View {
+                rs: n as isize,
+                cs: 1,
+            },
         );
     }
     out
 }
 
 /// 1-D convolution, stride 1: `x [Cin, T]`, `w [Cout, Cin, K]` → `[Cout, T + 2·pad − dil·(K−1)]`.
-pub fn conv1d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, pad: usize, dilation: usize) -> Tensor {
+pub fn conv1d(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    pad: usize,
+    dilation: usize,
+) -> Tensor {
     let (cin, t) = (x.dim(0), x.dim(1));
     let (cout, wcin, k) = (w.dim(0), w.dim(1), w.dim(2));
-    assert_eq!(cin, wcin, "conv1d: input has {cin} channels, weight expects {wcin}");
+    assert_eq!(
+        cin, wcin,
+        "conv1d: input has {cin} channels, weight expects {wcin}"
+    );
     let span = dilation * (k - 1);
     assert!(t + 2 * pad >= span, "conv1d: input too short");
     let t_out = t + 2 * pad - span;
@@ -113,12 +131,21 @@ pub fn conv1d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, pad: usize, dilatio
                 o_end - o_start,
                 cin,
                 out.data.as_mut_ptr().add(o_start),
-                View { rs: t_out as isize, cs: 1 },
+                View {
+                    rs: t_out as isize,
+                    cs: 1,
+                },
                 true,
                 w.data.as_ptr().add(tap),
-                View { rs: (cin * k) as isize, cs: k as isize },
+                View {
+                    rs: (cin * k) as isize,
+                    cs: k as isize,
+                },
                 x.data.as_ptr().offset(o_start as isize + shift),
-                View { rs: t as isize, cs: 1 },
+                View {
+                    rs: t as isize,
+                    cs: 1,
+                },
             );
         }
     }
@@ -168,10 +195,18 @@ pub fn conv_transpose1d(
     for tap in 0..k {
         // Input column `i` lands on output column `i·stride + tap − pad`.
         let off = tap as isize - pad as isize;
-        let i_start = if off < 0 { ((-off) as usize).div_ceil(stride) } else { 0 };
+        let i_start = if off < 0 {
+            ((-off) as usize).div_ceil(stride)
+        } else {
+            0
+        };
         let i_end = {
             let limit = t_out as isize - off; // need i·stride < limit
-            if limit <= 0 { 0 } else { ((limit as usize).div_ceil(stride)).min(t) }
+            if limit <= 0 {
+                0
+            } else {
+                ((limit as usize).div_ceil(stride)).min(t)
+            }
         };
         if i_start >= i_end {
             continue;
@@ -184,12 +219,21 @@ pub fn conv_transpose1d(
                 i_end - i_start,
                 cin,
                 out.data.as_mut_ptr().offset(o_first),
-                View { rs: t_out as isize, cs: stride as isize },
+                View {
+                    rs: t_out as isize,
+                    cs: stride as isize,
+                },
                 true,
                 w.data.as_ptr().add(tap),
-                View { rs: k as isize, cs: (cout * k) as isize },
+                View {
+                    rs: k as isize,
+                    cs: (cout * k) as isize,
+                },
                 x.data.as_ptr().add(i_start),
-                View { rs: t as isize, cs: 1 },
+                View {
+                    rs: t as isize,
+                    cs: 1,
+                },
             );
         }
     }
@@ -198,7 +242,11 @@ pub fn conv_transpose1d(
 
 fn init_bias(out: &mut Tensor, bias: Option<&Tensor>) {
     if let Some(b) = bias {
-        assert_eq!(b.len(), out.dim(0), "bias length does not match output channels");
+        assert_eq!(
+            b.len(),
+            out.dim(0),
+            "bias length does not match output channels"
+        );
         for (ch, &bv) in b.data.iter().enumerate() {
             out.row_mut(ch).fill(bv);
         }
@@ -221,7 +269,10 @@ pub fn layer_norm_channels(x: &mut Tensor, gamma: &Tensor, beta: &Tensor, eps: f
             *s += (v - m) * (v - m);
         }
     }
-    let inv: Vec<f32> = var.iter().map(|s| 1.0 / (s / c as f32 + eps).sqrt()).collect();
+    let inv: Vec<f32> = var
+        .iter()
+        .map(|s| 1.0 / (s / c as f32 + eps).sqrt())
+        .collect();
     for ch in 0..c {
         let (g, b) = (gamma.data[ch], beta.data[ch]);
         for ((v, &m), &iv) in x.row_mut(ch).iter_mut().zip(&mean).zip(&inv) {
@@ -256,7 +307,10 @@ pub fn add_assign(x: &mut [f32], y: &[f32]) {
 /// Multiply each time step by a 0/1 mask of length T.
 pub fn apply_time_mask(x: &mut Tensor, mask: &[f32]) {
     for ch in 0..x.dim(0) {
-        x.row_mut(ch).iter_mut().zip(mask).for_each(|(v, m)| *v *= m);
+        x.row_mut(ch)
+            .iter_mut()
+            .zip(mask)
+            .for_each(|(v, m)| *v *= m);
     }
 }
 
@@ -269,7 +323,9 @@ mod tests {
         let mut s = seed;
         (0..n)
             .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5
             })
             .collect()
@@ -288,7 +344,8 @@ mod tests {
                     for tap in 0..k {
                         let i = o as isize + (tap * dil) as isize - pad as isize;
                         if i >= 0 && (i as usize) < t {
-                            acc += (w.data[(co * cin + ci) * k + tap] * x.data[ci * t + i as usize]) as f64;
+                            acc += (w.data[(co * cin + ci) * k + tap] * x.data[ci * t + i as usize])
+                                as f64;
                         }
                     }
                 }
@@ -298,7 +355,13 @@ mod tests {
         y
     }
 
-    fn conv_transpose_naive(x: &Tensor, w: &Tensor, b: Option<&Tensor>, s: usize, p: usize) -> Tensor {
+    fn conv_transpose_naive(
+        x: &Tensor,
+        w: &Tensor,
+        b: Option<&Tensor>,
+        s: usize,
+        p: usize,
+    ) -> Tensor {
         let (cin, t) = (x.dim(0), x.dim(1));
         let (_, cout, k) = (w.dim(0), w.dim(1), w.dim(2));
         let t_out = (t - 1) * s + k - 2 * p;
@@ -326,9 +389,13 @@ mod tests {
 
     #[test]
     fn conv1d_matches_direct_loops() {
-        for &(cin, cout, t, k, pad, dil) in
-            &[(3, 4, 10, 1, 0, 1), (5, 7, 13, 3, 1, 1), (4, 6, 9, 5, 2, 1), (3, 3, 20, 3, 6, 6), (2, 5, 8, 7, 3, 1)]
-        {
+        for &(cin, cout, t, k, pad, dil) in &[
+            (3, 4, 10, 1, 0, 1),
+            (5, 7, 13, 3, 1, 1),
+            (4, 6, 9, 5, 2, 1),
+            (3, 3, 20, 3, 6, 6),
+            (2, 5, 8, 7, 3, 1),
+        ] {
             let x = Tensor::new(vec![cin, t], lcg(1, cin * t));
             let w = Tensor::new(vec![cout, cin, k], lcg(2, cout * cin * k));
             let b = Tensor::new(vec![cout], lcg(3, cout));
@@ -341,7 +408,9 @@ mod tests {
 
     #[test]
     fn conv_transpose_matches_direct_loops() {
-        for &(cin, cout, t, k, s, p) in &[(4, 3, 5, 16, 8, 4), (3, 2, 7, 8, 4, 2), (2, 2, 1, 4, 2, 1)] {
+        for &(cin, cout, t, k, s, p) in
+            &[(4, 3, 5, 16, 8, 4), (3, 2, 7, 8, 4, 2), (2, 2, 1, 4, 2, 1)]
+        {
             let x = Tensor::new(vec![cin, t], lcg(4, cin * t));
             let w = Tensor::new(vec![cin, cout, k], lcg(5, cin * cout * k));
             let b = Tensor::new(vec![cout], lcg(6, cout));

@@ -8,7 +8,9 @@ pub fn lcg(seed: u64, n: usize, scale: f32) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15).wrapping_add(12345);
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5) * 2.0 * scale
         })
         .collect()
@@ -56,7 +58,11 @@ pub fn random_weights(d: &ModelDims, seed: u64) -> Weights {
     let mut next = seed;
     let mut put = |name: String, shape: &[usize]| {
         next += 1;
-        let fan_in: usize = if shape.len() == 3 { shape[1] * shape[2] } else { 1 };
+        let fan_in: usize = if shape.len() == 3 {
+            shape[1] * shape[2]
+        } else {
+            1
+        };
         let scale = 1.0 / (fan_in as f32).sqrt();
         m.insert(name, random_tensor(next, shape, scale));
     };
@@ -69,14 +75,20 @@ pub fn random_weights(d: &ModelDims, seed: u64) -> Weights {
         put(format!("{p}.post.bias"), &[half]);
         for i in 0..d.flow_wn_layers {
             let out = if i + 1 == d.flow_wn_layers { h } else { 2 * h };
-            put(format!("{p}.enc.in_layers.{i}.weight"), &[2 * h, h, d.flow_kernel_size]);
+            put(
+                format!("{p}.enc.in_layers.{i}.weight"),
+                &[2 * h, h, d.flow_kernel_size],
+            );
             put(format!("{p}.enc.in_layers.{i}.bias"), &[2 * h]);
             put(format!("{p}.enc.res_skip_layers.{i}.weight"), &[out, h, 1]);
             put(format!("{p}.enc.res_skip_layers.{i}.bias"), &[out]);
         }
     }
     let u = d.upsample_initial_channel;
-    put("dec.conv_pre.weight".into(), &[u, d.inter_channels, d.dec_pre_kernel_size]);
+    put(
+        "dec.conv_pre.weight".into(),
+        &[u, d.inter_channels, d.dec_pre_kernel_size],
+    );
     put("dec.conv_pre.bias".into(), &[u]);
     let nk = d.resblock_kernel_sizes.len();
     for (s, &k) in d.upsample_kernel_sizes.iter().enumerate() {
@@ -85,12 +97,21 @@ pub fn random_weights(d: &ModelDims, seed: u64) -> Weights {
         put(format!("dec.ups.{s}.bias"), &[cout]);
         for (j, &rk) in d.resblock_kernel_sizes.iter().enumerate() {
             for c in 0..d.resblock_dilation_sizes[j].len() {
-                put(format!("dec.resblocks.{}.convs.{c}.weight", s * nk + j), &[cout, cout, rk]);
-                put(format!("dec.resblocks.{}.convs.{c}.bias", s * nk + j), &[cout]);
+                put(
+                    format!("dec.resblocks.{}.convs.{c}.weight", s * nk + j),
+                    &[cout, cout, rk],
+                );
+                put(
+                    format!("dec.resblocks.{}.convs.{c}.bias", s * nk + j),
+                    &[cout],
+                );
             }
         }
     }
     let last = u >> d.upsample_rates.len();
-    put("dec.conv_post.weight".into(), &[1, last, d.dec_post_kernel_size]);
+    put(
+        "dec.conv_post.weight".into(),
+        &[1, last, d.dec_post_kernel_size],
+    );
     Weights::from_map(m)
 }
