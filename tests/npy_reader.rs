@@ -1,0 +1,2 @@
+//! Unit tests of the test-only `.npy` reader.
+mod common;
