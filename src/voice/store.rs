@@ -1,0 +1,203 @@
+//! Installed voices: where they live, listing them, and loading one by name or folder.
+
+use super::config::{VOICE_FORMAT_VERSION, VoiceConfig};
+use super::import::{CONFIG_FILE, WEIGHTS_FILE};
+use super::weights::{Weights, WeightsError};
+use std::path::{Path, PathBuf};
+
+/// The voice used when none is named.
+pub const DEFAULT_VOICE: &str = "en_US-joe-medium";
+
+const INSTALL_HINT: &str =
+    "install one with `hark voice import VOICE.onnx` (Piper .onnx + .onnx.json) or `./scripts/setup.sh`";
+
+#[derive(Debug, thiserror::Error)]
+pub enum VoiceError {
+    #[error("voice {wanted:?} is not installed in {dir}; {hint}", hint = INSTALL_HINT)]
+    NotFound { wanted: String, dir: PathBuf },
+    #[error("no voices are installed in {dir}; {hint}", hint = INSTALL_HINT)]
+    NoVoices { dir: PathBuf },
+    #[error("several voices are installed in {dir} ({names}) and none is the default {DEFAULT_VOICE}; pick one by name")]
+    Ambiguous { dir: PathBuf, names: String },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("voice config {path} is invalid: {reason}; re-import the voice")]
+    BadConfig { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Weights(#[from] WeightsError),
+}
+
+/// `HARK_VOICES_DIR`, else `$XDG_DATA_HOME/hark/voices` (`~/.local/share/hark/voices`).
+pub fn voices_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("HARK_VOICES_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from(".local/share"))
+        .join("hark")
+        .join("voices")
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VoiceInfo {
+    pub name: String,
+    pub dir: PathBuf,
+    pub sample_rate: u32,
+    /// "f32" or "f16".
+    pub dtype: String,
+    /// Size of the folder's files in bytes.
+    pub size_bytes: u64,
+}
+
+/// Installed voices in `dir`, sorted by name. Broken folders are skipped with a warning;
+/// hidden ones (in-progress imports) are ignored.
+pub fn list(dir: &Path) -> Vec<VoiceInfo> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<VoiceInfo> = entries
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| match info(&e.path()) {
+            Ok(i) => Some(i),
+            Err(err) => {
+                tracing::warn!("skipping broken voice folder {}: {err}", e.path().display());
+                None
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+fn info(dir: &Path) -> Result<VoiceInfo, VoiceError> {
+    let config = read_config(dir)?;
+    let weights = dir.join(WEIGHTS_FILE);
+    let meta = std::fs::metadata(&weights).map_err(|source| VoiceError::Io {
+        path: weights,
+        source,
+    })?;
+    let json_len = std::fs::metadata(dir.join(CONFIG_FILE)).map_or(0, |m| m.len());
+    Ok(VoiceInfo {
+        name: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        dir: dir.to_path_buf(),
+        sample_rate: config.sample_rate,
+        dtype: config.weights_dtype,
+        size_bytes: meta.len() + json_len,
+    })
+}
+
+fn read_config(dir: &Path) -> Result<VoiceConfig, VoiceError> {
+    let path = dir.join(CONFIG_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|source| VoiceError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let config: VoiceConfig = serde_json::from_str(&text).map_err(|e| VoiceError::BadConfig {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    if config.format_version != VOICE_FORMAT_VERSION {
+        return Err(VoiceError::BadConfig {
+            path,
+            reason: format!(
+                "format version {} but this Hark reads {VOICE_FORMAT_VERSION}",
+                config.format_version
+            ),
+        });
+    }
+    Ok(config)
+}
+
+pub struct Voice {
+    pub dir: PathBuf,
+    pub config: VoiceConfig,
+    pub weights: Weights,
+}
+
+impl Voice {
+    /// Loads a voice: `Some(path)` to a voice folder, `Some(name)` in `voices_dir()`, or `None`
+    /// for the default voice (or the only installed one).
+    pub fn load(name_or_dir: Option<&str>) -> Result<Voice, VoiceError> {
+        Self::load_from(&voices_dir(), name_or_dir)
+    }
+
+    /// Like `load`, with an explicit voices folder (for tests and `--voices-dir`).
+    pub fn load_from(voices: &Path, name_or_dir: Option<&str>) -> Result<Voice, VoiceError> {
+        let dir = resolve(voices, name_or_dir)?;
+        let config = read_config(&dir)?;
+        let weights = Weights::load(&dir.join(WEIGHTS_FILE))?;
+        Ok(Voice {
+            dir,
+            config,
+            weights,
+        })
+    }
+}
+
+fn resolve(voices: &Path, wanted: Option<&str>) -> Result<PathBuf, VoiceError> {
+    match wanted {
+        // A path to a folder wins over a name, so `./my-voice` works from anywhere.
+        Some(w) if Path::new(w).join(CONFIG_FILE).is_file() => Ok(PathBuf::from(w)),
+        Some(w) => {
+            let dir = voices.join(w);
+            if !w.contains(['/', '\\']) && dir.join(CONFIG_FILE).is_file() {
+                Ok(dir)
+            } else {
+                Err(VoiceError::NotFound {
+                    wanted: w.to_string(),
+                    dir: voices.to_path_buf(),
+                })
+            }
+        }
+        None => {
+            let all = list(voices);
+            if let Some(v) = all.iter().find(|v| v.name == DEFAULT_VOICE) {
+                return Ok(v.dir.clone());
+            }
+            match all.as_slice() {
+                [] => Err(VoiceError::NoVoices {
+                    dir: voices.to_path_buf(),
+                }),
+                [only] => Ok(only.dir.clone()),
+                many => Err(VoiceError::Ambiguous {
+                    dir: voices.to_path_buf(),
+                    names: many.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", "),
+                }),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_voice_tells_how_to_install() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let e = Voice::load_from(d.path(), None).err().expect("no voices");
+        let msg = e.to_string();
+        assert!(msg.contains("hark voice import") && msg.contains("setup.sh"), "{msg}");
+        let e = Voice::load_from(d.path(), Some("nope")).err().expect("not found");
+        assert!(e.to_string().contains("\"nope\""), "{e}");
+    }
+
+    #[test]
+    fn list_skips_broken_and_hidden_folders() {
+        let d = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(d.path().join("broken")).expect("mkdir");
+        std::fs::write(d.path().join("broken").join(CONFIG_FILE), "{").expect("write");
+        std::fs::create_dir(d.path().join(".import-x")).expect("mkdir");
+        assert!(list(d.path()).is_empty());
+        assert!(list(&d.path().join("absent")).is_empty());
+    }
+}
