@@ -29,7 +29,9 @@ impl Graph<'_> {
     fn dim(&self, name: &str, rank: usize, i: usize) -> Result<usize, String> {
         let s = self.shape(name)?;
         if s.len() != rank {
-            return Err(format!("weight `{name}` has shape {s:?}, expected {rank} dims"));
+            return Err(format!(
+                "weight `{name}` has shape {s:?}, expected {rank} dims"
+            ));
         }
         Ok(s[i])
     }
@@ -49,13 +51,17 @@ impl Graph<'_> {
             Some(&[v]) if v > 0 => Ok(v as usize),
             // ONNX default for a missing strides/dilations attribute is 1.
             None => Ok(1),
-            other => Err(format!("node `{node}` has {attr} {other:?}, expected one value")),
+            other => Err(format!(
+                "node `{node}` has {attr} {other:?}, expected one value"
+            )),
         }
     }
 
     /// Piper's spline tail bound: the scalar compared against in `/dp/flows.N/LessOrEqual`.
     fn tail_bound(&self, flow: usize) -> Option<f32> {
-        let node = self.nodes.get(format!("/dp/flows.{flow}/LessOrEqual").as_str())?;
+        let node = self
+            .nodes
+            .get(format!("/dp/flows.{flow}/LessOrEqual").as_str())?;
         let t = self.consts.get(node.input.get(1)?.as_str())?;
         match t.to_f32().ok()?.as_slice() {
             &[v] if v > 0.0 && v.is_finite() => Some(v),
@@ -79,7 +85,10 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
     let rel = format!("{l0}.emb_rel_k");
     let (rel_len, k_channels) = (gr.dim(&rel, 3, 1)?, gr.dim(&rel, 3, 2)?);
     if rel_len % 2 == 0 || k_channels == 0 || hidden % k_channels != 0 {
-        return Err(format!("`{rel}` shape {:?} doesn't fit hidden {hidden}", gr.shape(&rel)?));
+        return Err(format!(
+            "`{rel}` shape {:?} doesn't fit hidden {hidden}",
+            gr.shape(&rel)?
+        ));
     }
     let ffn = "enc_p.encoder.ffn_layers.0.conv_1.weight";
     let proj_out = gr.dim("enc_p.proj.weight", 3, 0)?;
@@ -90,7 +99,9 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
     for i in 0..dp_layers {
         let got = gr.attr1(&format!("/dp/convs/convs_sep.{i}/Conv"), "dilations")?;
         if got != dp_kernel.pow(i as u32) {
-            return Err(format!("DDSConv layer {i} has dilation {got}, expected kernel^{i}"));
+            return Err(format!(
+                "DDSConv layer {i} has dilation {got}, expected kernel^{i}"
+            ));
         }
     }
     // Reverse pass runs the ConvFlows from last to first; those missing were not exported.
@@ -98,10 +109,14 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
         .filter(|n| w.contains_key(&format!("dp.flows.{n}.proj.weight")))
         .collect();
     dp_flows.reverse();
-    let first_flow = *dp_flows.first().ok_or("no duration-predictor ConvFlow (dp.flows.N.proj)")?;
+    let first_flow = *dp_flows
+        .first()
+        .ok_or("no duration-predictor ConvFlow (dp.flows.N.proj)")?;
     let spline_out = gr.dim(&format!("dp.flows.{first_flow}.proj.weight"), 3, 0)?;
     if spline_out % 3 != 2 {
-        return Err(format!("ConvFlow proj has {spline_out} outputs, not 3·bins−1"));
+        return Err(format!(
+            "ConvFlow proj has {spline_out} outputs, not 3·bins−1"
+        ));
     }
 
     let n_couplings = gr.count(|i| format!("flow.flows.{}.pre.weight", 2 * i));
@@ -114,9 +129,14 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
         1
     };
     for i in 0..wn_layers {
-        let got = gr.attr1(&format!("/flow/flows.0/enc/in_layers.{i}/Conv"), "dilations")?;
+        let got = gr.attr1(
+            &format!("/flow/flows.0/enc/in_layers.{i}/Conv"),
+            "dilations",
+        )?;
         if got != flow_rate.pow(i as u32) {
-            return Err(format!("flow WaveNet layer {i} has dilation {got}, expected {flow_rate}^{i}"));
+            return Err(format!(
+                "flow WaveNet layer {i} has dilation {got}, expected {flow_rate}^{i}"
+            ));
         }
     }
 
@@ -129,10 +149,14 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
     }
     let n_res = gr.count(|i| format!("dec.resblocks.{i}.convs.0.weight"));
     if n_ups == 0 || n_res == 0 || n_res % n_ups != 0 {
-        return Err(format!("decoder has {n_ups} upsamplers and {n_res} resblocks"));
+        return Err(format!(
+            "decoder has {n_ups} upsamplers and {n_res} resblocks"
+        ));
     }
     if w.contains_key("dec.resblocks.0.convs1.0.weight") {
-        return Err("HiFi-GAN resblock type \"1\" is not supported (only Piper's type \"2\")".into());
+        return Err(
+            "HiFi-GAN resblock type \"1\" is not supported (only Piper's type \"2\")".into(),
+        );
     }
     let mut resblock_kernel_sizes = Vec::new();
     let mut resblock_dilation_sizes = Vec::new();
@@ -196,19 +220,43 @@ pub fn required_weights(d: &ModelDims) -> Vec<(String, Vec<usize>)> {
             conv(&mut r, format!("{a}.conv_{c}"), h, h, 1, true);
         }
         let ffn = format!("enc_p.encoder.ffn_layers.{l}");
-        conv(&mut r, format!("{ffn}.conv_1"), f, h, d.ffn_kernel_size, true);
-        conv(&mut r, format!("{ffn}.conv_2"), h, f, d.ffn_kernel_size, true);
+        conv(
+            &mut r,
+            format!("{ffn}.conv_1"),
+            f,
+            h,
+            d.ffn_kernel_size,
+            true,
+        );
+        conv(
+            &mut r,
+            format!("{ffn}.conv_2"),
+            h,
+            f,
+            d.ffn_kernel_size,
+            true,
+        );
         for n in ["norm_layers_1", "norm_layers_2"] {
             r.push((format!("enc_p.encoder.{n}.{l}.gamma"), vec![h]));
             r.push((format!("enc_p.encoder.{n}.{l}.beta"), vec![h]));
         }
     }
-    conv(&mut r, "enc_p.proj".into(), 2 * d.inter_channels, h, 1, true);
+    conv(
+        &mut r,
+        "enc_p.proj".into(),
+        2 * d.inter_channels,
+        h,
+        1,
+        true,
+    );
     // dp: stochastic duration predictor (inference half).
     let fd = d.dp_filter_channels;
     let ddsconv = |r: &mut Vec<(String, Vec<usize>)>, p: &str| {
         for i in 0..d.dp_ddsconv_layers {
-            r.push((format!("{p}.convs_sep.{i}.weight"), vec![fd, 1, d.dp_kernel_size]));
+            r.push((
+                format!("{p}.convs_sep.{i}.weight"),
+                vec![fd, 1, d.dp_kernel_size],
+            ));
             r.push((format!("{p}.convs_sep.{i}.bias"), vec![fd]));
             r.push((format!("{p}.convs_1x1.{i}.weight"), vec![fd, fd, 1]));
             r.push((format!("{p}.convs_1x1.{i}.bias"), vec![fd]));
@@ -226,7 +274,14 @@ pub fn required_weights(d: &ModelDims) -> Vec<(String, Vec<usize>)> {
     for n in &d.dp_flow_indices {
         conv(&mut r, format!("dp.flows.{n}.pre"), fd, 1, 1, true);
         ddsconv(&mut r, &format!("dp.flows.{n}.convs"));
-        conv(&mut r, format!("dp.flows.{n}.proj"), 3 * d.dp_num_bins - 1, fd, 1, true);
+        conv(
+            &mut r,
+            format!("dp.flows.{n}.proj"),
+            3 * d.dp_num_bins - 1,
+            fd,
+            1,
+            true,
+        );
     }
     // flow: mean-only residual couplings at even indices (odd ones are parameter-free Flips).
     let half = d.inter_channels / 2;
@@ -234,30 +289,70 @@ pub fn required_weights(d: &ModelDims) -> Vec<(String, Vec<usize>)> {
         let p = format!("flow.flows.{}", 2 * c);
         conv(&mut r, format!("{p}.pre"), h, half, 1, true);
         for i in 0..d.flow_wn_layers {
-            conv(&mut r, format!("{p}.enc.in_layers.{i}"), 2 * h, h, d.flow_kernel_size, true);
+            conv(
+                &mut r,
+                format!("{p}.enc.in_layers.{i}"),
+                2 * h,
+                h,
+                d.flow_kernel_size,
+                true,
+            );
             // The last WaveNet layer only produces the skip half.
             let out = if i + 1 < d.flow_wn_layers { 2 * h } else { h };
-            conv(&mut r, format!("{p}.enc.res_skip_layers.{i}"), out, h, 1, true);
+            conv(
+                &mut r,
+                format!("{p}.enc.res_skip_layers.{i}"),
+                out,
+                h,
+                1,
+                true,
+            );
         }
         conv(&mut r, format!("{p}.post"), half, h, 1, true);
     }
     // dec: HiFi-GAN generator.
     let u = d.upsample_initial_channel;
-    conv(&mut r, "dec.conv_pre".into(), u, d.inter_channels, d.dec_pre_kernel_size, true);
+    conv(
+        &mut r,
+        "dec.conv_pre".into(),
+        u,
+        d.inter_channels,
+        d.dec_pre_kernel_size,
+        true,
+    );
     let nk = d.resblock_kernel_sizes.len();
     let mut ch = u;
     for (i, &k) in d.upsample_kernel_sizes.iter().enumerate() {
         let next = ch / 2;
         r.push((format!("dec.ups.{i}.weight"), vec![ch, next, k]));
         r.push((format!("dec.ups.{i}.bias"), vec![next]));
-        for (j, (&rk, dil)) in d.resblock_kernel_sizes.iter().zip(&d.resblock_dilation_sizes).enumerate() {
+        for (j, (&rk, dil)) in d
+            .resblock_kernel_sizes
+            .iter()
+            .zip(&d.resblock_dilation_sizes)
+            .enumerate()
+        {
             for c in 0..dil.len() {
-                conv(&mut r, format!("dec.resblocks.{}.convs.{c}", i * nk + j), next, next, rk, true);
+                conv(
+                    &mut r,
+                    format!("dec.resblocks.{}.convs.{c}", i * nk + j),
+                    next,
+                    next,
+                    rk,
+                    true,
+                );
             }
         }
         ch = next;
     }
-    conv(&mut r, "dec.conv_post".into(), 1, ch, d.dec_post_kernel_size, false);
+    conv(
+        &mut r,
+        "dec.conv_post".into(),
+        1,
+        ch,
+        d.dec_post_kernel_size,
+        false,
+    );
     r
 }
 
@@ -269,18 +364,26 @@ pub fn check_weights(w: &W, d: &ModelDims) -> Result<Vec<String>, String> {
     for (name, want) in &req {
         match w.get(name) {
             None => problems.push(format!("missing `{name}`")),
-            Some(t) if &t.shape != want => {
-                problems.push(format!("`{name}` has shape {:?}, expected {want:?}", t.shape))
-            }
+            Some(t) if &t.shape != want => problems.push(format!(
+                "`{name}` has shape {:?}, expected {want:?}",
+                t.shape
+            )),
             Some(_) => {}
         }
     }
     if !problems.is_empty() {
         let n = problems.len();
         problems.truncate(8);
-        let more = if n > 8 { format!(" (and {} more)", n - 8) } else { String::new() };
+        let more = if n > 8 {
+            format!(" (and {} more)", n - 8)
+        } else {
+            String::new()
+        };
         return Err(format!("{}{more}", problems.join("; ")));
     }
     let known: std::collections::HashSet<&str> = req.iter().map(|(n, _)| n.as_str()).collect();
-    Ok(w.keys().filter(|k| !known.contains(k.as_str())).cloned().collect())
+    Ok(w.keys()
+        .filter(|k| !known.contains(k.as_str()))
+        .cloned()
+        .collect())
 }

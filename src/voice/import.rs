@@ -149,7 +149,11 @@ pub fn import_piper_report(
     if !missing.is_empty() {
         return Err(not_piper(format!(
             "no weights for module(s) {} (found {} module weights in {} initializers)",
-            missing.iter().map(|m| format!("`{m}.*`")).collect::<Vec<_>>().join(", "),
+            missing
+                .iter()
+                .map(|m| format!("`{m}.*`"))
+                .collect::<Vec<_>>()
+                .join(", "),
             w.len(),
             mapped.n_initializers
         )));
@@ -279,8 +283,14 @@ impl PiperJson {
             reason,
         };
         let hop = dims.samples_per_frame();
-        if let Some(h) = self.hop_length.or(self.audio.hop_length).filter(|&h| h != hop) {
-            return Err(bad(format!("hop_length {h} but the decoder upsamples by {hop}")));
+        if let Some(h) = self
+            .hop_length
+            .or(self.audio.hop_length)
+            .filter(|&h| h != hop)
+        {
+            return Err(bad(format!(
+                "hop_length {h} but the decoder upsamples by {hop}"
+            )));
         }
         if self.audio.sample_rate == 0 {
             return Err(bad("sample_rate is 0".into()));
@@ -297,7 +307,10 @@ impl PiperJson {
         }
         for (p, ids) in &self.phoneme_id_map {
             if let Some(id) = ids.iter().find(|&&i| i < 0 || i as usize >= dims.n_vocab) {
-                return Err(bad(format!("phoneme {p:?} maps to id {id}, outside 0..{}", dims.n_vocab)));
+                return Err(bad(format!(
+                    "phoneme {p:?} maps to id {id}, outside 0..{}",
+                    dims.n_vocab
+                )));
             }
         }
         let inf = self.inference;
@@ -403,10 +416,12 @@ fn write_voice(
         ("format".to_string(), "hark-voice".to_string()),
         ("version".to_string(), VOICE_FORMAT_VERSION.to_string()),
     ]);
-    let st = safetensors::serialize(encoded.iter().map(|(n, e)| (*n, e)), Some(meta))
-        .map_err(|e| ImportError::Write {
-            path: tmp.path().join(WEIGHTS_FILE),
-            source: std::io::Error::other(e.to_string()),
+    let st =
+        safetensors::serialize(encoded.iter().map(|(n, e)| (*n, e)), Some(meta)).map_err(|e| {
+            ImportError::Write {
+                path: tmp.path().join(WEIGHTS_FILE),
+                source: std::io::Error::other(e.to_string()),
+            }
         })?;
     drop(encoded);
     let json = serde_json::to_vec_pretty(config).map_err(|e| ImportError::Write {
@@ -472,7 +487,10 @@ mod tests {
             assert!(check_name(ok).is_ok(), "{ok}");
         }
         for bad in ["", ".", "..", ".hidden", "a/b", "../x", "/abs", "a\\b"] {
-            assert!(matches!(check_name(bad), Err(ImportError::BadName(_))), "{bad}");
+            assert!(
+                matches!(check_name(bad), Err(ImportError::BadName(_))),
+                "{bad}"
+            );
         }
     }
 
@@ -487,7 +505,12 @@ mod tests {
     fn f16_out_of_range_is_refused() {
         let t = Tensor::new(vec![2], vec![1.0, 1.0e6]);
         assert!(encode("x", &t, WeightDtype::F16).is_err());
-        assert_eq!(encode("x", &t, WeightDtype::F32).map(|e| e.bytes.len()).ok(), Some(8));
+        assert_eq!(
+            encode("x", &t, WeightDtype::F32)
+                .map(|e| e.bytes.len())
+                .ok(),
+            Some(8)
+        );
     }
 
     #[test]

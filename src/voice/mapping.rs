@@ -19,9 +19,10 @@ pub struct Mapped {
 }
 
 pub fn is_module_name(name: &str) -> bool {
-    MODULES
-        .iter()
-        .any(|m| name.strip_prefix(m).is_some_and(|rest| rest.starts_with('.')))
+    MODULES.iter().any(|m| {
+        name.strip_prefix(m)
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
 }
 
 /// `/flow/flows.0/enc/in_layers.1/Conv` → `flow.flows.0.enc.in_layers.1`: the scope of a node.
@@ -52,7 +53,9 @@ pub fn map_weights(g: &GraphProto) -> Result<Mapped, String> {
             out.dropped.push(t.name.clone());
             continue;
         }
-        let uses = consumers.get(t.name.as_str()).map_or(&[][..], Vec::as_slice);
+        let uses = consumers
+            .get(t.name.as_str())
+            .map_or(&[][..], Vec::as_slice);
         let (name, take_log) = if is_module_name(&t.name) {
             (t.name.clone(), false)
         } else if let Some(name) = recover_name(&t.name, uses) {
@@ -75,7 +78,10 @@ pub fn map_weights(g: &GraphProto) -> Result<Mapped, String> {
             data.iter_mut().for_each(|v| *v = v.ln());
         }
         if let Some(bad) = data.iter().find(|v| !v.is_finite()) {
-            return Err(format!("tensor `{}` contains a non-finite value {bad}", t.name));
+            return Err(format!(
+                "tensor `{}` contains a non-finite value {bad}",
+                t.name
+            ));
         }
         if out.weights.contains_key(&name) {
             return Err(format!("two ONNX tensors map to the same weight `{name}`"));
@@ -145,7 +151,11 @@ mod tests {
                 node(
                     "/flow/flows.2/enc/res_skip_layers.3/Conv",
                     "Conv",
-                    &["x", "onnx::Conv_1", "flow.flows.2.enc.res_skip_layers.3.bias"],
+                    &[
+                        "x",
+                        "onnx::Conv_1",
+                        "flow.flows.2.enc.res_skip_layers.3.bias",
+                    ],
                 ),
                 node("/dp/flows.0/Mul", "Mul", &["z", "/dp/flows.0/Exp_output_0"]),
                 node("/enc_p/Mul", "Mul", &["e", "/enc_p/Constant_output_0"]),
@@ -153,7 +163,11 @@ mod tests {
             initializer: vec![
                 t("sid", vec![2, 2], vec![1.0, 2.0, 3.0, 4.0]),
                 t("onnx::Conv_1", vec![1, 1, 1], vec![5.0]),
-                t("flow.flows.2.enc.res_skip_layers.3.bias", vec![1], vec![0.5]),
+                t(
+                    "flow.flows.2.enc.res_skip_layers.3.bias",
+                    vec![1],
+                    vec![0.5],
+                ),
                 t("/dp/flows.0/Exp_output_0", vec![2, 1], vec![1.0, 2.0]),
                 t("/enc_p/Constant_output_0", vec![], vec![13.8]),
                 TensorProto {
@@ -193,7 +207,10 @@ mod tests {
 
     #[test]
     fn node_scope_handles_numbered_ops() {
-        assert_eq!(node_scope("/dec/ups.0/ConvTranspose", "ConvTranspose").as_deref(), Some("dec.ups.0"));
+        assert_eq!(
+            node_scope("/dec/ups.0/ConvTranspose", "ConvTranspose").as_deref(),
+            Some("dec.ups.0")
+        );
         assert_eq!(node_scope("/a/b/Conv_3", "Conv").as_deref(), Some("a.b"));
         assert_eq!(node_scope("/a/b/Convx", "Conv"), None);
         assert_eq!(node_scope("Conv", "Conv"), None);

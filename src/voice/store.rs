@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 /// The voice used when none is named.
 pub const DEFAULT_VOICE: &str = "en_US-joe-medium";
 
-const INSTALL_HINT: &str =
-    "install one with `hark voice import VOICE.onnx` (Piper .onnx + .onnx.json) or `./scripts/setup.sh`";
+const INSTALL_HINT: &str = "install one with `hark voice import VOICE.onnx` (Piper .onnx + .onnx.json) or `./scripts/setup.sh`";
 
 #[derive(Debug, thiserror::Error)]
 pub enum VoiceError {
@@ -17,7 +16,9 @@ pub enum VoiceError {
     NotFound { wanted: String, dir: PathBuf },
     #[error("no voices are installed in {dir}; {hint}", hint = INSTALL_HINT)]
     NoVoices { dir: PathBuf },
-    #[error("several voices are installed in {dir} ({names}) and none is the default {DEFAULT_VOICE}; pick one by name")]
+    #[error(
+        "several voices are installed in {dir} ({names}) and none is the default {DEFAULT_VOICE}; pick one by name"
+    )]
     Ambiguous { dir: PathBuf, names: String },
     #[error("cannot read {path}: {source}")]
     Io {
@@ -170,7 +171,11 @@ fn resolve(voices: &Path, wanted: Option<&str>) -> Result<PathBuf, VoiceError> {
                 [only] => Ok(only.dir.clone()),
                 many => Err(VoiceError::Ambiguous {
                     dir: voices.to_path_buf(),
-                    names: many.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", "),
+                    names: many
+                        .iter()
+                        .map(|v| v.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 }),
             }
         }
@@ -186,8 +191,13 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         let e = Voice::load_from(d.path(), None).err().expect("no voices");
         let msg = e.to_string();
-        assert!(msg.contains("hark voice import") && msg.contains("setup.sh"), "{msg}");
-        let e = Voice::load_from(d.path(), Some("nope")).err().expect("not found");
+        assert!(
+            msg.contains("hark voice import") && msg.contains("setup.sh"),
+            "{msg}"
+        );
+        let e = Voice::load_from(d.path(), Some("nope"))
+            .err()
+            .expect("not found");
         assert!(e.to_string().contains("\"nope\""), "{e}");
     }
 
