@@ -2,7 +2,7 @@
 //! `F · hop` samples, plus the windowed flow+decoder used for streaming.
 
 use super::flow::{check_input, flow_reverse};
-use super::ops::{conv_transpose1d, conv1d, leaky_relu};
+use super::ops::{conv_transpose1d_fast, conv1d_fused, leaky_relu};
 use super::{ModelError, Result};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
@@ -59,20 +59,27 @@ pub fn resblock2(w: &Weights, d: &ModelDims, index: usize, x: &Tensor) -> Result
     let ch = stage_channels(d, stage);
     check_input(x, ch, "resblock2")?;
     let k = d.resblock_kernel_sizes[index % nk];
-    let mut x = x.clone();
-    let mut xt = Tensor::zeros(x.shape.clone());
+    let mut cur: Option<Tensor> = None;
     for (j, &dil) in d.resblock_dilation_sizes[index % nk].iter().enumerate() {
         let cw = w.get_shaped(
             &format!("dec.resblocks.{index}.convs.{j}.weight"),
             &[ch, ch, k],
         )?;
         let cb = w.get_shaped(&format!("dec.resblocks.{index}.convs.{j}.bias"), &[ch])?;
-        xt.data.copy_from_slice(&x.data);
-        leaky_relu(&mut xt.data, LRELU_SLOPE);
-        let y = conv1d(&xt, cw, Some(cb), dil * (k - 1) / 2, dil);
-        x.data.iter_mut().zip(&y.data).for_each(|(a, b)| *a += b);
+        let xin = cur.as_ref().unwrap_or(x);
+        // x + conv(lrelu(x)), fused.
+        let pad = dil * (k - 1) / 2;
+        cur = Some(conv1d_fused(
+            xin,
+            cw,
+            Some(cb),
+            pad,
+            dil,
+            Some(LRELU_SLOPE),
+            Some(xin),
+        ));
     }
-    Ok(x)
+    Ok(cur.unwrap_or_else(|| x.clone()))
 }
 
 /// Upsampling stage `stage`: LReLU₀.₁ → ConvTranspose (`dec.ups.{stage}`, stride = rate,
@@ -92,7 +99,7 @@ pub fn upsample_stage(w: &Weights, d: &ModelDims, stage: usize, x: &Tensor) -> R
     let ub = w.get_shaped(&format!("dec.ups.{stage}.bias"), &[cout])?;
     let mut xa = x.clone();
     leaky_relu(&mut xa.data, LRELU_SLOPE);
-    let up = conv_transpose1d(&xa, uw, Some(ub), rate, (k - rate) / 2);
+    let up = conv_transpose1d_fast(&xa, uw, Some(ub), rate, (k - rate) / 2);
     drop(xa);
     let nk = d.resblock_kernel_sizes.len();
     let mut sum: Option<Tensor> = None;
@@ -117,11 +124,10 @@ pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
     let kp = d.dec_pre_kernel_size;
     let pre_w = w.get_shaped("dec.conv_pre.weight", &[u, d.inter_channels, kp])?;
     let pre_b = w.get_shaped("dec.conv_pre.bias", &[u])?;
-    let mut x = conv1d(z, pre_w, Some(pre_b), (kp - 1) / 2, 1);
+    let mut x = conv1d_fused(z, pre_w, Some(pre_b), (kp - 1) / 2, 1, None, None);
     for stage in 0..d.upsample_rates.len() {
         x = upsample_stage(w, d, stage, &x)?;
     }
-    leaky_relu(&mut x.data, FINAL_SLOPE);
     let last = stage_channels(d, d.upsample_rates.len() - 1);
     let kq = d.dec_post_kernel_size;
     let post_w = w.get_shaped("dec.conv_post.weight", &[1, last, kq])?;
@@ -131,7 +137,7 @@ pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
     } else {
         None
     };
-    let mut y = conv1d(&x, post_w, post_b, (kq - 1) / 2, 1).data;
+    let mut y = conv1d_fused(&x, post_w, post_b, (kq - 1) / 2, 1, Some(FINAL_SLOPE), None).data;
     y.iter_mut().for_each(|v| *v = v.tanh());
     Ok(y)
 }
@@ -261,7 +267,7 @@ mod tests {
         assert_eq!(got.shape, vec![4, 9 * 8]);
         let mut xa = x.clone();
         leaky_relu(&mut xa.data, 0.1);
-        let up = conv_transpose1d(
+        let up = crate::model::cpu::ops::conv_transpose1d(
             &xa,
             w.get("dec.ups.1.weight").unwrap(),
             w.get("dec.ups.1.bias").ok(),

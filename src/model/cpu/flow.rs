@@ -5,7 +5,7 @@
 //! Flip, coupling n−1, Flip, …, coupling 0. Each coupling is mean-only:
 //! `x1 ← x1 − post(WN(pre(x0)))`. Batch 1, mask all ones.
 
-use super::ops::conv1d;
+use super::ops::{conv1d, conv1d_fused};
 use super::{ModelError, Result};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
@@ -55,7 +55,7 @@ pub fn wavenet(w: &Weights, d: &ModelDims, prefix: &str, x: &Tensor) -> Result<T
         let rs_b = w.get_shaped(&format!("{prefix}.res_skip_layers.{i}.bias"), &[rs_out])?;
 
         let pad = dilation * (k - 1) / 2;
-        let mut a = conv1d(&x, in_w, Some(in_b), pad, dilation);
+        let mut a = conv1d_fused(&x, in_w, Some(in_b), pad, dilation, None, None);
         // Gate in place: the first H rows become tanh(a[:H]) · σ(a[H:]).
         {
             let (ta, sa) = a.data.split_at_mut(h * t);
