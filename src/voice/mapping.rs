@@ -26,7 +26,7 @@ pub fn is_module_name(name: &str) -> bool {
 }
 
 /// `/flow/flows.0/enc/in_layers.1/Conv` → `flow.flows.0.enc.in_layers.1`: the scope of a node.
-fn node_scope<'a>(node_name: &'a str, op: &str) -> Option<String> {
+fn node_scope(node_name: &str, op: &str) -> Option<String> {
     let path = node_name.strip_prefix('/')?;
     let (scope, last) = path.rsplit_once('/')?;
     // Exporters number repeated ops `Conv_1`; accept the op name with or without a suffix.

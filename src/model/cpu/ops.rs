@@ -247,6 +247,13 @@ struct SharedOut(*mut f32);
 unsafe impl Send for SharedOut {}
 unsafe impl Sync for SharedOut {}
 
+impl SharedOut {
+    /// A method, not `.0`, so closures capture the `Sync` wrapper rather than the raw field.
+    fn ptr(self) -> *mut f32 {
+        self.0
+    }
+}
+
 /// Columns per tile so that a tile's im2col buffer (`rows` × tile floats) stays in L2.
 fn tile_columns(rows: usize, total: usize) -> usize {
     const BUDGET: usize = 96 * 1024; // floats
@@ -336,12 +343,12 @@ pub fn conv1d_fused(
                 }
             }
         }
-        let dst = dst;
         if residual.is_some() || bias.is_some() {
             for co in 0..cout {
                 let b = bias.map_or(0.0, |b| b.data[co]);
                 // SAFETY: columns [o0, o1) of row `co`, owned by this tile.
-                let row = unsafe { std::slice::from_raw_parts_mut(dst.0.add(co * t_out + o0), n) };
+                let row =
+                    unsafe { std::slice::from_raw_parts_mut(dst.ptr().add(co * t_out + o0), n) };
                 match residual {
                     Some(r) => row
                         .iter_mut()
@@ -357,7 +364,7 @@ pub fn conv1d_fused(
                 cout,
                 n,
                 rows,
-                dst.0.add(o0),
+                dst.ptr().add(o0),
                 View {
                     rs: t_out as isize,
                     cs: 1,
@@ -456,14 +463,13 @@ pub fn conv_transpose1d_fast(
                     }
                 }
             }
-            let dst = dst;
             // SAFETY: writes columns q·s + r, q in [q0, qn), all < t_out; tiles are disjoint.
             unsafe {
                 gemm_strided_serial(
                     cout,
                     n,
                     rows,
-                    dst.0.add(q0 * stride + r),
+                    dst.ptr().add(q0 * stride + r),
                     View {
                         rs: t_out as isize,
                         cs: stride as isize,
