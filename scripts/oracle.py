@@ -11,15 +11,13 @@ plus `manifest.json` (cases, scales, sentence, shapes, where each tensor was rea
 Noise scales are 0 in every case, so ORT's unseeded RandomNormalLike draws have no effect and the
 outputs are deterministic.
 
-It also writes `weights.safetensors`, a *test fixture* holding the voice's weights under
-PyTorch names (the handful of renamed ones fixed up), for use until the Rust importer lands.
+Weights for the Rust side come from Hark's importer run on the same ONNX (`manifest["onnx"]`).
 
 Usage: scripts/oracle.py --onnx PATH [--out DIR] [--sentences FILE]
 """
 
 import argparse
 import json
-import struct
 import sys
 from pathlib import Path
 
@@ -89,26 +87,8 @@ def tapped_model(onnx_path):
     return model
 
 
-def write_safetensors(path, tensors):
-    """Minimal safetensors writer (f32 only), so no extra Python package is needed."""
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        arr = np.ascontiguousarray(tensors[name], dtype="<f4")
-        raw = arr.tobytes()
-        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    hjson = json.dumps(header, separators=(",", ":")).encode()
-    hjson += b" " * ((8 - len(hjson) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hjson)))
-        f.write(hjson)
-        for b in blobs:
-            f.write(b)
-
-
-def fixture_weights(model):
-    """PyTorch-named weights (test fixture until the Rust importer lands)."""
+def pytorch_weights(model):
+    """Float initializers under PyTorch names (used to verify the taps)."""
     out = {}
     # Anonymous Conv weights (the flow's WaveNet, weight norm folded): name them after the node,
     # e.g. /flow/flows.0/enc/in_layers.1/Conv → flow.flows.0.enc.in_layers.1.weight.
@@ -170,7 +150,7 @@ def main():
     names = ["short", "medium", "long"] + [f"s{i}" for i in range(3, len(sentences))]
 
     model = tapped_model(args.onnx)
-    weights = fixture_weights(model)
+    weights = pytorch_weights(model)
     so = ort.SessionOptions()
     so.intra_op_num_threads = 2
     so.inter_op_num_threads = 1
@@ -221,8 +201,6 @@ def main():
         )
         print(f"{name}: {ids.size} ids, {int(case['durations'].sum())} frames, {case['audio'].size} samples")
 
-    write_safetensors(args.out / "weights.safetensors", weights)
-    manifest["fixture_weights"] = "weights.safetensors"
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
 

@@ -36,9 +36,13 @@ impl Graph<'_> {
         Ok(s[i])
     }
 
-    /// How many of `f(0), f(1), …` exist, consecutively from 0.
+    /// How many of the nodes `f(0), f(1), …` exist, consecutively from 0. Layers are counted
+    /// from graph nodes, not weights, so a missing weight is reported as missing instead of
+    /// silently shrinking the model.
     fn count(&self, f: impl Fn(usize) -> String) -> usize {
-        (0..).take_while(|&i| self.w.contains_key(&f(i))).count()
+        (0..)
+            .take_while(|&i| self.nodes.contains_key(f(i).as_str()))
+            .count()
     }
 
     /// A single-valued INTS attribute (`strides`, `dilations`) of a 1-D conv node.
@@ -57,16 +61,20 @@ impl Graph<'_> {
         }
     }
 
-    /// Piper's spline tail bound: the scalar compared against in `/dp/flows.N/LessOrEqual`.
-    fn tail_bound(&self, flow: usize) -> Option<f32> {
-        let node = self
-            .nodes
-            .get(format!("/dp/flows.{flow}/LessOrEqual").as_str())?;
-        let t = self.consts.get(node.input.get(1)?.as_str())?;
+    /// A float scalar initializer fed to input `slot` of `node`, if there is one.
+    fn scalar_input(&self, node: &str, slot: usize) -> Option<f32> {
+        let n = self.nodes.get(node)?;
+        let t = self.consts.get(n.input.get(slot)?.as_str())?;
         match t.to_f32().ok()?.as_slice() {
-            &[v] if v > 0.0 && v.is_finite() => Some(v),
+            &[v] if v.is_finite() => Some(v),
             _ => None,
         }
+    }
+
+    /// Piper's spline tail bound: the scalar compared against in `/dp/flows.N/LessOrEqual`.
+    fn tail_bound(&self, flow: usize) -> Option<f32> {
+        self.scalar_input(&format!("/dp/flows.{flow}/LessOrEqual"), 1)
+            .filter(|&v| v > 0.0)
     }
 }
 
@@ -80,7 +88,7 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
     let emb = "enc_p.emb.weight";
     let (n_vocab, hidden) = (gr.dim(emb, 2, 0)?, gr.dim(emb, 2, 1)?);
     let l0 = "enc_p.encoder.attn_layers.0";
-    let n_layers = gr.count(|i| format!("enc_p.encoder.attn_layers.{i}.conv_q.weight"));
+    let n_layers = gr.count(|i| format!("/enc_p/encoder/attn_layers.{i}/conv_q/Conv"));
     // emb_rel_k is [1 (heads share it), 2·window+1, k_channels]; heads = hidden / k_channels.
     let rel = format!("{l0}.emb_rel_k");
     let (rel_len, k_channels) = (gr.dim(&rel, 3, 1)?, gr.dim(&rel, 3, 2)?);
@@ -90,11 +98,19 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
             gr.shape(&rel)?
         ));
     }
+    // Cross-check k_channels against the query scale 1/√k_channels (`…/attn_layers.0/Div`).
+    if let Some(scale) = gr.scalar_input("/enc_p/encoder/attn_layers.0/Div", 1) {
+        if (scale - (k_channels as f32).sqrt()).abs() > 1e-3 * scale.abs() {
+            return Err(format!(
+                "attention scale {scale} doesn't match k_channels {k_channels}"
+            ));
+        }
+    }
     let ffn = "enc_p.encoder.ffn_layers.0.conv_1.weight";
     let proj_out = gr.dim("enc_p.proj.weight", 3, 0)?;
 
     let dp_filter = gr.dim("dp.pre.weight", 3, 0)?;
-    let dp_layers = gr.count(|i| format!("dp.convs.convs_sep.{i}.weight"));
+    let dp_layers = gr.count(|i| format!("/dp/convs/convs_sep.{i}/Conv"));
     let dp_kernel = gr.dim("dp.convs.convs_sep.0.weight", 3, 2)?;
     for i in 0..dp_layers {
         let got = gr.attr1(&format!("/dp/convs/convs_sep.{i}/Conv"), "dilations")?;
@@ -106,12 +122,15 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
     }
     // Reverse pass runs the ConvFlows from last to first; those missing were not exported.
     let mut dp_flows: Vec<usize> = (1..64)
-        .filter(|n| w.contains_key(&format!("dp.flows.{n}.proj.weight")))
+        .filter(|n| {
+            gr.nodes
+                .contains_key(format!("/dp/flows.{n}/proj/Conv").as_str())
+        })
         .collect();
     dp_flows.reverse();
     let first_flow = *dp_flows
         .first()
-        .ok_or("no duration-predictor ConvFlow (dp.flows.N.proj)")?;
+        .ok_or("no duration-predictor ConvFlow (node /dp/flows.N/proj/Conv)")?;
     let spline_out = gr.dim(&format!("dp.flows.{first_flow}.proj.weight"), 3, 0)?;
     if spline_out % 3 != 2 {
         return Err(format!(
@@ -119,8 +138,8 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
         ));
     }
 
-    let n_couplings = gr.count(|i| format!("flow.flows.{}.pre.weight", 2 * i));
-    let wn_layers = gr.count(|i| format!("flow.flows.0.enc.in_layers.{i}.weight"));
+    let n_couplings = gr.count(|i| format!("/flow/flows.{}/pre/Conv", 2 * i));
+    let wn_layers = gr.count(|i| format!("/flow/flows.0/enc/in_layers.{i}/Conv"));
     let flow_kernel = gr.dim("flow.flows.0.enc.in_layers.0.weight", 3, 2)?;
     // WaveNet dilation of layer i is rate^i, so layer 1 gives the rate.
     let flow_rate = if wn_layers > 1 {
@@ -140,29 +159,29 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
         }
     }
 
-    let n_ups = gr.count(|i| format!("dec.ups.{i}.weight"));
+    let n_ups = gr.count(|i| format!("/dec/ups.{i}/ConvTranspose"));
     let mut upsample_rates = Vec::new();
     let mut upsample_kernel_sizes = Vec::new();
     for i in 0..n_ups {
         upsample_rates.push(gr.attr1(&format!("/dec/ups.{i}/ConvTranspose"), "strides")?);
         upsample_kernel_sizes.push(gr.dim(&format!("dec.ups.{i}.weight"), 3, 2)?);
     }
-    let n_res = gr.count(|i| format!("dec.resblocks.{i}.convs.0.weight"));
+    if gr.nodes.contains_key("/dec/resblocks.0/convs1.0/Conv") {
+        return Err(
+            "HiFi-GAN resblock type \"1\" is not supported (only Piper's type \"2\")".into(),
+        );
+    }
+    let n_res = gr.count(|i| format!("/dec/resblocks.{i}/convs.0/Conv"));
     if n_ups == 0 || n_res == 0 || n_res % n_ups != 0 {
         return Err(format!(
             "decoder has {n_ups} upsamplers and {n_res} resblocks"
         ));
     }
-    if w.contains_key("dec.resblocks.0.convs1.0.weight") {
-        return Err(
-            "HiFi-GAN resblock type \"1\" is not supported (only Piper's type \"2\")".into(),
-        );
-    }
     let mut resblock_kernel_sizes = Vec::new();
     let mut resblock_dilation_sizes = Vec::new();
     for j in 0..n_res / n_ups {
         resblock_kernel_sizes.push(gr.dim(&format!("dec.resblocks.{j}.convs.0.weight"), 3, 2)?);
-        let n_convs = gr.count(|k| format!("dec.resblocks.{j}.convs.{k}.weight"));
+        let n_convs = gr.count(|k| format!("/dec/resblocks.{j}/convs.{k}/Conv"));
         let dil = (0..n_convs)
             .map(|k| gr.attr1(&format!("/dec/resblocks.{j}/convs.{k}/Conv"), "dilations"))
             .collect::<Result<Vec<_>, _>>()?;
@@ -183,6 +202,8 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
         dp_ddsconv_layers: dp_layers,
         dp_flow_indices: dp_flows.clone(),
         dp_num_bins: (spline_out + 1) / 3,
+        // Read from the spline's `x <= tail_bound` constant; Piper hard-codes 5.0, which is the
+        // fallback if an exporter folded the comparison differently.
         dp_tail_bound: gr.tail_bound(first_flow).unwrap_or(PIPER_TAIL_BOUND),
         flow_n_couplings: n_couplings,
         flow_wn_layers: wn_layers,
@@ -360,15 +381,18 @@ pub fn required_weights(d: &ModelDims) -> Vec<(String, Vec<usize>)> {
 /// or an error listing every missing weight and every shape mismatch.
 pub fn check_weights(w: &W, d: &ModelDims) -> Result<Vec<String>, String> {
     let req = required_weights(d);
-    let mut problems = Vec::new();
+    // Missing weights first: they are the likelier cause of shape mismatches elsewhere.
+    let mut problems: Vec<String> = req
+        .iter()
+        .filter(|(name, _)| !w.contains_key(name))
+        .map(|(name, _)| format!("missing `{name}`"))
+        .collect();
     for (name, want) in &req {
-        match w.get(name) {
-            None => problems.push(format!("missing `{name}`")),
-            Some(t) if &t.shape != want => problems.push(format!(
+        if let Some(t) = w.get(name).filter(|t| &t.shape != want) {
+            problems.push(format!(
                 "`{name}` has shape {:?}, expected {want:?}",
                 t.shape
-            )),
-            Some(_) => {}
+            ));
         }
     }
     if !problems.is_empty() {

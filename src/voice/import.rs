@@ -22,15 +22,15 @@ pub enum ImportError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path} is not a valid ONNX model (truncated or corrupt protobuf: {reason})")]
+    #[error("{path} is not a valid ONNX model: {reason}")]
     Corrupt { path: PathBuf, reason: String },
     #[error("{path} is not a Piper VITS voice: {reason}")]
     NotPiper { path: PathBuf, reason: String },
     #[error(
-        "multi-speaker voices are not supported yet ({path} has {speakers} speakers); \
+        "multi-speaker voices are not supported yet ({path}: {detail}); \
          pick a single-speaker Piper voice"
     )]
-    MultiSpeaker { path: PathBuf, speakers: usize },
+    MultiSpeaker { path: PathBuf, detail: String },
     #[error("bad Piper config {path}: {reason}")]
     BadJson { path: PathBuf, reason: String },
     #[error("invalid voice name {0:?}: use a plain folder name (no '/', not starting with '.')")]
@@ -126,10 +126,16 @@ pub fn import_piper_report(
         path: onnx.to_path_buf(),
         source,
     })?;
+    if bytes.is_empty() {
+        return Err(ImportError::Corrupt {
+            path: onnx.to_path_buf(),
+            reason: "the file is empty".into(),
+        });
+    }
     let sha = hex(&Sha256::digest(&bytes));
     let model = ModelProto::decode_bytes(&bytes).map_err(|e| ImportError::Corrupt {
         path: onnx.to_path_buf(),
-        reason: e.to_string(),
+        reason: format!("truncated or corrupt protobuf ({e})"),
     })?;
     drop(bytes);
     let not_piper = |reason: String| ImportError::NotPiper {
@@ -161,13 +167,14 @@ pub fn import_piper_report(
     // A multi-speaker export takes a `sid` graph input and has a speaker embedding `emb_g`.
     let sid_input = graph.input.iter().any(|i| i.name == "sid");
     if piper.num_speakers > 1 || sid_input || w.contains_key("emb_g.weight") {
-        let speakers = match w.get("emb_g.weight") {
-            Some(t) => t.shape[0],
-            None => piper.num_speakers,
+        let detail = match w.get("emb_g.weight") {
+            Some(t) => format!("speaker embedding of {} speakers", t.shape[0]),
+            None if piper.num_speakers > 1 => format!("{} speakers", piper.num_speakers),
+            None => "the graph takes a `sid` speaker input".into(),
         };
         return Err(ImportError::MultiSpeaker {
             path: onnx.to_path_buf(),
-            speakers,
+            detail,
         });
     }
     let dims = dims::read_dims(w, graph).map_err(not_piper)?;

@@ -71,11 +71,13 @@ pub fn map_weights(g: &GraphProto) -> Result<Mapped, String> {
         if take_log {
             if let Some(bad) = data.iter().find(|v| **v <= 0.0 || !v.is_finite()) {
                 return Err(format!(
-                    "`{}` should hold exp(logs) > 0 but contains {bad}",
+                    "`{}` should hold exp(−logs) > 0 but contains {bad}",
                     t.name
                 ));
             }
-            data.iter_mut().for_each(|v| *v = v.ln());
+            // The graph computes ElementwiseAffine's reverse (x − m)·exp(−logs) as a Mul by this
+            // folded constant, so it holds exp(−logs): logs = −ln(it).
+            data.iter_mut().for_each(|v| *v = -v.ln());
         }
         if let Some(bad) = data.iter().find(|v| !v.is_finite()) {
             return Err(format!(
@@ -94,9 +96,9 @@ pub fn map_weights(g: &GraphProto) -> Result<Mapped, String> {
     Ok(out)
 }
 
-/// Name for an anonymous or folded tensor; the bool says "stored as exp(value), take ln".
+/// Name for an anonymous or folded tensor; the bool says "stored as exp(−value), take −ln".
 fn recover_name(onnx_name: &str, uses: &[(&NodeProto, usize)]) -> Option<(String, bool)> {
-    // SDP ElementwiseAffine: exporter constant-folded exp(logs) into `/dp/flows.N/Exp_output_0`.
+    // SDP ElementwiseAffine: exporter constant-folded exp(−logs) into `/dp/flows.N/Exp_output_0`.
     if let Some(scope) = onnx_name
         .strip_prefix('/')
         .and_then(|p| p.strip_suffix("/Exp_output_0"))
@@ -191,7 +193,7 @@ mod tests {
                 "flow.flows.2.enc.res_skip_layers.3.weight",
             ]
         );
-        assert_eq!(m.weights["dp.flows.0.logs"].data, vec![0.0, 2f32.ln()]);
+        assert_eq!(m.weights["dp.flows.0.logs"].data, vec![-0.0, -(2f32.ln())]);
         assert_eq!(m.dropped, ["/enc_p/Constant_output_0", "onnx::Split_9"]);
         assert_eq!(m.renamed.len(), 3);
     }
