@@ -84,32 +84,54 @@ pub struct ModelDims {
 
 impl ModelDims {
     /// Receptive field of flow + decoder in frames, each side: how much context a chunk needs.
+    /// The larger of [`Self::flow_decoder_receptive_span`]'s two sides.
     pub fn flow_decoder_receptive_frames(&self) -> usize {
-        let flow = self.flow_n_couplings
-            * self.flow_wn_layers
-            * (self.flow_kernel_size - 1)
-            * self.flow_dilation_rate.max(1)
-            / 2;
-        // Decoder: receptive field in samples at each resolution, converted back to frames.
-        let mut samples_per_frame = 1usize;
-        let mut field = ((self.dec_pre_kernel_size - 1) / 2) as f64; // in frames
-        for (i, &rate) in self.upsample_rates.iter().enumerate() {
-            let k = self.upsample_kernel_sizes[i];
-            samples_per_frame *= rate;
-            // Transposed conv: (k - 1) / 2 input-rate taps either side, roughly.
-            field += ((k / rate) as f64) / 2.0 * (rate as f64) / samples_per_frame as f64;
-            let mut res = 0usize;
-            for (ks, dils) in self
-                .resblock_kernel_sizes
-                .iter()
-                .zip(&self.resblock_dilation_sizes)
-            {
-                res = res.max(dils.iter().map(|d| (ks - 1) * d / 2).sum());
-            }
-            field += res as f64 / samples_per_frame as f64;
+        let (left, right) = self.flow_decoder_receptive_span();
+        left.max(right)
+    }
+
+    /// Exact `(left, right)` reach in frames: the audio of frame `f` depends on z_p frames
+    /// `f − left ..= f + right` and no others (a conv with K taps and dilation d reaches
+    /// d·(K−1)/2 either side; a transposed conv's reach follows from its stride and padding).
+    pub fn flow_decoder_receptive_span(&self) -> (usize, usize) {
+        // Walk back from the samples of frame 0, `[0, hop)`, to the z_p frames they read.
+        let (mut a, mut b) = (0i64, self.samples_per_frame() as i64 - 1);
+        let post = ((self.dec_post_kernel_size.max(1) - 1) / 2) as i64;
+        a -= post;
+        b += post;
+        let res_reach = self
+            .resblock_kernel_sizes
+            .iter()
+            .zip(&self.resblock_dilation_sizes)
+            .map(|(&k, dils)| dils.iter().map(|&d| d * (k.max(1) - 1) / 2).sum::<usize>())
+            .max()
+            .unwrap_or(0) as i64;
+        for (&s, &k) in self
+            .upsample_rates
+            .iter()
+            .zip(&self.upsample_kernel_sizes)
+            .rev()
+        {
+            a -= res_reach;
+            b += res_reach;
+            // ConvTranspose: input i writes outputs i·s + tap − p for tap in 0..k.
+            let (s, k) = (s.max(1) as i64, k as i64);
+            let p = (k - s) / 2;
+            a = (a + p - k + 1 + s - 1).div_euclid(s);
+            b = (b + p).div_euclid(s);
         }
-        field += ((self.dec_post_kernel_size - 1) / 2) as f64 / samples_per_frame as f64;
-        flow + field.ceil() as usize
+        let pre = ((self.dec_pre_kernel_size.max(1) - 1) / 2) as i64;
+        a -= pre;
+        b += pre;
+        // Flow: each coupling's WaveNet reaches Σ_i rate^i·(K−1)/2 either side.
+        let mut wn = 0usize;
+        let mut dil = 1usize;
+        for _ in 0..self.flow_wn_layers {
+            wn += dil * (self.flow_kernel_size.max(1) - 1) / 2;
+            dil *= self.flow_dilation_rate.max(1);
+        }
+        let flow = (self.flow_n_couplings * wn) as i64;
+        ((flow - a).max(0) as usize, (flow + b).max(0) as usize)
     }
 
     pub fn samples_per_frame(&self) -> usize {

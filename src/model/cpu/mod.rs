@@ -1,12 +1,16 @@
 //! CPU f32 reference implementation of Piper's VITS, one function per stage, so that every
 //! GPU kernel can be checked against its CPU twin stage by stage.
+pub mod decoder;
 pub mod duration;
 pub mod durations;
 pub mod encoder;
+pub mod flow;
 pub mod noise;
 pub mod ops;
 pub mod pipeline;
 pub mod spline;
+#[cfg(test)]
+pub(crate) mod testutil;
 
 use crate::voice::WeightsError;
 

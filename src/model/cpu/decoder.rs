@@ -1,0 +1,368 @@
+//! HiFi-GAN decoder (Piper's `Generator`, resblock type "2"): z `[C, F]` → audio
+//! `F · hop` samples, plus the windowed flow+decoder used for streaming.
+
+use super::flow::{check_input, flow_reverse};
+use super::ops::{conv_transpose1d_fast, conv1d_fused, leaky_relu};
+use super::{ModelError, Result};
+use crate::model::tensor::Tensor;
+use crate::voice::{ModelDims, Weights};
+
+/// Slope of the LeakyReLUs inside the decoder (HiFi-GAN's `LRELU_SLOPE`).
+const LRELU_SLOPE: f32 = 0.1;
+/// Slope of the final LeakyReLU before `conv_post` (`F.leaky_relu`'s default).
+const FINAL_SLOPE: f32 = 0.01;
+
+fn stage_channels(d: &ModelDims, stage: usize) -> usize {
+    d.upsample_initial_channel >> (stage + 1)
+}
+
+fn check_decoder_dims(d: &ModelDims) -> Result<()> {
+    let n = d.upsample_rates.len();
+    let nk = d.resblock_kernel_sizes.len();
+    let ok = n > 0
+        && d.upsample_kernel_sizes.len() == n
+        && nk > 0
+        && d.resblock_dilation_sizes.len() == nk
+        && d.upsample_initial_channel >> n > 0
+        && d.upsample_rates.iter().all(|&r| r > 0)
+        && d.upsample_rates
+            .iter()
+            .zip(&d.upsample_kernel_sizes)
+            .all(|(&r, &k)| k >= r && (k - r) % 2 == 0)
+        && d.resblock_kernel_sizes.iter().all(|&k| k % 2 == 1)
+        && d.dec_pre_kernel_size % 2 == 1
+        && d.dec_post_kernel_size % 2 == 1;
+    if !ok {
+        return Err(ModelError::Input(format!(
+            "decoder dimensions are inconsistent: rates {:?}, kernels {:?}, resblocks {:?} {:?}",
+            d.upsample_rates,
+            d.upsample_kernel_sizes,
+            d.resblock_kernel_sizes,
+            d.resblock_dilation_sizes
+        )));
+    }
+    Ok(())
+}
+
+/// ResBlock2 number `index` (`dec.resblocks.{index}`, kernel
+/// `resblock_kernel_sizes[index % n]`): for each dilation, `x ← x + conv(LReLU₀.₁(x))` with
+/// "same" zero padding. `x [C, T]` → `[C, T]`.
+pub fn resblock2(w: &Weights, d: &ModelDims, index: usize, x: &Tensor) -> Result<Tensor> {
+    check_decoder_dims(d)?;
+    let nk = d.resblock_kernel_sizes.len();
+    let stage = index / nk;
+    if stage >= d.upsample_rates.len() {
+        return Err(ModelError::Input(format!(
+            "resblock {index} does not exist"
+        )));
+    }
+    let ch = stage_channels(d, stage);
+    check_input(x, ch, "resblock2")?;
+    let k = d.resblock_kernel_sizes[index % nk];
+    let mut cur: Option<Tensor> = None;
+    for (j, &dil) in d.resblock_dilation_sizes[index % nk].iter().enumerate() {
+        let cw = w.get_shaped(
+            &format!("dec.resblocks.{index}.convs.{j}.weight"),
+            &[ch, ch, k],
+        )?;
+        let cb = w.get_shaped(&format!("dec.resblocks.{index}.convs.{j}.bias"), &[ch])?;
+        let xin = cur.as_ref().unwrap_or(x);
+        // x + conv(lrelu(x)), fused.
+        let pad = dil * (k - 1) / 2;
+        cur = Some(conv1d_fused(
+            xin,
+            cw,
+            Some(cb),
+            pad,
+            dil,
+            Some(LRELU_SLOPE),
+            Some(xin),
+        ));
+    }
+    Ok(cur.unwrap_or_else(|| x.clone()))
+}
+
+/// Upsampling stage `stage`: LReLU₀.₁ → ConvTranspose (`dec.ups.{stage}`, stride = rate,
+/// padding (k − rate)/2) → mean of the stage's ResBlock2s. `[C, T]` → `[C/2, T · rate]`.
+pub fn upsample_stage(w: &Weights, d: &ModelDims, stage: usize, x: &Tensor) -> Result<Tensor> {
+    check_decoder_dims(d)?;
+    if stage >= d.upsample_rates.len() {
+        return Err(ModelError::Input(format!(
+            "upsample stage {stage} does not exist"
+        )));
+    }
+    let cin = d.upsample_initial_channel >> stage;
+    let cout = stage_channels(d, stage);
+    check_input(x, cin, "upsample_stage")?;
+    let (rate, k) = (d.upsample_rates[stage], d.upsample_kernel_sizes[stage]);
+    let uw = w.get_shaped(&format!("dec.ups.{stage}.weight"), &[cin, cout, k])?;
+    let ub = w.get_shaped(&format!("dec.ups.{stage}.bias"), &[cout])?;
+    let mut xa = x.clone();
+    leaky_relu(&mut xa.data, LRELU_SLOPE);
+    let up = conv_transpose1d_fast(&xa, uw, Some(ub), rate, (k - rate) / 2);
+    drop(xa);
+    let nk = d.resblock_kernel_sizes.len();
+    let mut sum: Option<Tensor> = None;
+    for j in 0..nk {
+        let r = resblock2(w, d, stage * nk + j, &up)?;
+        match sum.as_mut() {
+            None => sum = Some(r),
+            Some(s) => s.data.iter_mut().zip(&r.data).for_each(|(a, b)| *a += b),
+        }
+    }
+    let mut sum = sum.expect("at least one resblock");
+    let n = nk as f32;
+    sum.data.iter_mut().for_each(|v| *v /= n);
+    Ok(sum)
+}
+
+/// The whole decoder: `z [C, F]` → `F · hop` samples in [−1, 1].
+pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
+    check_decoder_dims(d)?;
+    check_input(z, d.inter_channels, "decode")?;
+    let u = d.upsample_initial_channel;
+    let kp = d.dec_pre_kernel_size;
+    let pre_w = w.get_shaped("dec.conv_pre.weight", &[u, d.inter_channels, kp])?;
+    let pre_b = w.get_shaped("dec.conv_pre.bias", &[u])?;
+    let mut x = conv1d_fused(z, pre_w, Some(pre_b), (kp - 1) / 2, 1, None, None);
+    for stage in 0..d.upsample_rates.len() {
+        x = upsample_stage(w, d, stage, &x)?;
+    }
+    let last = stage_channels(d, d.upsample_rates.len() - 1);
+    let kq = d.dec_post_kernel_size;
+    let post_w = w.get_shaped("dec.conv_post.weight", &[1, last, kq])?;
+    // Piper's conv_post has no bias; accept one if a voice carries it.
+    let post_b = if w.contains("dec.conv_post.bias") {
+        Some(w.get_shaped("dec.conv_post.bias", &[1])?)
+    } else {
+        None
+    };
+    let mut y = conv1d_fused(&x, post_w, post_b, (kq - 1) / 2, 1, Some(FINAL_SLOPE), None).data;
+    y.iter_mut().for_each(|v| *v = v.tanh());
+    Ok(y)
+}
+
+/// Flow + decoder for frames `[start, end)` of `z_p [C, F]`, computed from
+/// `z_p[start − context : end + context]` (clipped to the utterance) with the margins' audio
+/// discarded. With `context ≥ d.flow_decoder_receptive_frames()` it equals the matching
+/// slice of the full decode. Returns `(end − start) · hop` samples.
+pub fn decode_window(
+    w: &Weights,
+    d: &ModelDims,
+    z_p: &Tensor,
+    start: usize,
+    end: usize,
+    context: usize,
+) -> Result<Vec<f32>> {
+    check_input(z_p, d.inter_channels, "decode_window")?;
+    let f = z_p.dim(1);
+    if start >= end || end > f {
+        return Err(ModelError::Input(format!(
+            "decode_window: frames [{start}, {end}) not inside [0, {f})"
+        )));
+    }
+    let lo = start.saturating_sub(context);
+    let hi = (end + context).min(f);
+    let n = hi - lo;
+    let c = z_p.dim(0);
+    let mut win = Tensor::zeros(vec![c, n]);
+    for ch in 0..c {
+        win.row_mut(ch).copy_from_slice(&z_p.row(ch)[lo..hi]);
+    }
+    let z = flow_reverse(w, d, &win)?;
+    let audio = decode(w, d, &z)?;
+    let hop = d.samples_per_frame();
+    Ok(audio[(start - lo) * hop..(end - lo) * hop].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::cpu::testutil::{random_tensor, random_weights, tiny_dims};
+    use crate::model::tensor::rel_l2;
+    use std::collections::HashMap;
+
+    #[test]
+    fn resblock2_is_residual() {
+        let d = tiny_dims();
+        let ch = 8; // stage 0 channels for upsample_initial_channel 16
+        let x = random_tensor(1, &[ch, 20], 1.0);
+        // Zero kernels: each conv contributes only its bias, added to the running x.
+        for idx in 0..3 {
+            let k = d.resblock_kernel_sizes[idx];
+            let mut m = HashMap::new();
+            let b0 = random_tensor(2, &[ch], 1.0);
+            let b1 = random_tensor(3, &[ch], 1.0);
+            m.insert(
+                format!("dec.resblocks.{idx}.convs.0.weight"),
+                Tensor::zeros(vec![ch, ch, k]),
+            );
+            m.insert(
+                format!("dec.resblocks.{idx}.convs.1.weight"),
+                Tensor::zeros(vec![ch, ch, k]),
+            );
+            m.insert(format!("dec.resblocks.{idx}.convs.0.bias"), b0.clone());
+            m.insert(format!("dec.resblocks.{idx}.convs.1.bias"), b1.clone());
+            let y = resblock2(&Weights::from_map(m), &d, idx, &x).unwrap();
+            for c in 0..ch {
+                for (o, (&yv, &xv)) in y.row(c).iter().zip(x.row(c)).enumerate() {
+                    let want = xv + b0.data[c] + b1.data[c];
+                    assert!((yv - want).abs() < 1e-6, "rb {idx} c {c} t {o}");
+                }
+            }
+        }
+    }
+
+    /// ResBlock2 from the definition: per dilation, x += conv(lrelu(x)) by direct loops.
+    #[test]
+    fn resblock2_matches_direct_loops() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 20);
+        let idx = 5; // stage 1, kernel 7, dilations (3, 12)
+        let (ch, t, k) = (4, 40, 7);
+        let x = random_tensor(4, &[ch, t], 1.0);
+        let mut cur: Vec<f64> = x.data.iter().map(|&v| v as f64).collect();
+        for (j, &dil) in [3usize, 12].iter().enumerate() {
+            let cw = &w
+                .get(&format!("dec.resblocks.{idx}.convs.{j}.weight"))
+                .unwrap()
+                .data;
+            let cb = &w
+                .get(&format!("dec.resblocks.{idx}.convs.{j}.bias"))
+                .unwrap()
+                .data;
+            let act: Vec<f64> = cur
+                .iter()
+                .map(|&v| if v < 0.0 { 0.1 * v } else { v })
+                .collect();
+            let pad = (dil * (k - 1) / 2) as isize;
+            let mut next = cur.clone();
+            for co in 0..ch {
+                for o in 0..t {
+                    let mut a = cb[co] as f64;
+                    for ci in 0..ch {
+                        for tap in 0..k {
+                            let i = o as isize + (tap * dil) as isize - pad;
+                            if i >= 0 && (i as usize) < t {
+                                a += cw[(co * ch + ci) * k + tap] as f64 * act[ci * t + i as usize];
+                            }
+                        }
+                    }
+                    next[co * t + o] += a;
+                }
+            }
+            cur = next;
+        }
+        let want: Vec<f32> = cur.into_iter().map(|v| v as f32).collect();
+        let got = resblock2(&w, &d, idx, &x).unwrap();
+        assert!(rel_l2(&got.data, &want) < 1e-6);
+    }
+
+    #[test]
+    fn upsample_stage_is_mean_of_resblocks() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 21);
+        let x = random_tensor(5, &[8, 9], 1.0);
+        let got = upsample_stage(&w, &d, 1, &x).unwrap();
+        assert_eq!(got.shape, vec![4, 9 * 8]);
+        let mut xa = x.clone();
+        leaky_relu(&mut xa.data, 0.1);
+        let up = crate::model::cpu::ops::conv_transpose1d(
+            &xa,
+            w.get("dec.ups.1.weight").unwrap(),
+            w.get("dec.ups.1.bias").ok(),
+            8,
+            4,
+        );
+        let mut want = vec![0f32; up.len()];
+        for j in 3..6 {
+            let r = resblock2(&w, &d, j, &up).unwrap();
+            want.iter_mut()
+                .zip(&r.data)
+                .for_each(|(a, b)| *a += b / 3.0);
+        }
+        assert!(rel_l2(&got.data, &want) < 1e-6);
+    }
+
+    #[test]
+    fn output_length_is_frames_times_hop() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 22);
+        for f in [1usize, 2, 7, 30] {
+            let z = random_tensor(f as u64, &[d.inter_channels, f], 1.0);
+            let y = decode(&w, &d, &z).unwrap();
+            assert_eq!(y.len(), f * d.samples_per_frame());
+            assert!(y.iter().all(|v| v.is_finite() && v.abs() <= 1.0));
+        }
+    }
+
+    /// The audio of frame f must depend on z_p frames f−left ..= f+right exactly. Random
+    /// weights attenuate far influence below f32 resolution, so the dependence is traced
+    /// structurally: a NaN planted in one frame of z_p poisons exactly what reads it.
+    #[test]
+    fn receptive_span_is_exact() {
+        let d = tiny_dims();
+        let (left, right) = d.flow_decoder_receptive_span();
+        assert_eq!(d.flow_decoder_receptive_frames(), left.max(right));
+        let w = random_weights(&d, 23);
+        let f = 2 * (left + right) + 30;
+        let hop = d.samples_per_frame();
+        let z = random_tensor(6, &[d.inter_channels, f], 1.0);
+        let g = f / 2;
+        let mut zz = z.clone();
+        for c in 0..d.inter_channels {
+            zz.data[c * f + g] = f32::NAN;
+        }
+        let pert = decode(&w, &d, &flow_reverse(&w, &d, &zz).unwrap()).unwrap();
+        let changed: Vec<usize> = (0..f)
+            .filter(|&fr| pert[fr * hop..(fr + 1) * hop].iter().any(|v| v.is_nan()))
+            .collect();
+        assert_eq!(
+            changed.len(),
+            left + right + 1,
+            "poisoned frames are not contiguous"
+        );
+        // Frame fr changes iff g ∈ [fr − left, fr + right], i.e. fr ∈ [g − right, g + left].
+        assert_eq!(changed.first(), Some(&(g - right)), "right reach");
+        assert_eq!(changed.last(), Some(&(g + left)), "left reach");
+    }
+
+    #[test]
+    fn window_equals_full_decode() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 24);
+        let ctx = d.flow_decoder_receptive_frames();
+        let f = 150;
+        let hop = d.samples_per_frame();
+        let z = random_tensor(7, &[d.inter_channels, f], 1.0);
+        let full = decode(&w, &d, &flow_reverse(&w, &d, &z).unwrap()).unwrap();
+        for (a, b) in [(0, 16), (16, 48), (60, 61), (100, 150), (0, 150)] {
+            let got = decode_window(&w, &d, &z, a, b, ctx).unwrap();
+            assert!(rel_l2(&got, &full[a * hop..b * hop]) <= 1e-5, "[{a},{b})");
+        }
+        // Too little context must show: the check above can fail.
+        let short = decode_window(&w, &d, &z, 60, 80, 2).unwrap();
+        assert!(rel_l2(&short, &full[60 * hop..80 * hop]) > 1e-5);
+        assert!(decode_window(&w, &d, &z, 10, 10, ctx).is_err());
+        assert!(decode_window(&w, &d, &z, 10, f + 1, ctx).is_err());
+    }
+
+    #[test]
+    fn bad_shapes_are_errors() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 25);
+        let z = random_tensor(8, &[d.inter_channels + 1, 4], 1.0);
+        assert!(matches!(decode(&w, &d, &z), Err(ModelError::Input(_))));
+        assert!(resblock2(&w, &d, 0, &random_tensor(9, &[3, 4], 1.0)).is_err());
+        assert!(resblock2(&w, &d, 9, &random_tensor(9, &[2, 4], 1.0)).is_err());
+        assert!(upsample_stage(&w, &d, 3, &random_tensor(9, &[2, 4], 1.0)).is_err());
+        let z = random_tensor(8, &[d.inter_channels, 4], 1.0);
+        assert!(matches!(
+            decode(&Weights::default(), &d, &z),
+            Err(ModelError::Weights(_))
+        ));
+        let mut bad = d.clone();
+        bad.upsample_kernel_sizes.pop();
+        assert!(decode(&w, &bad, &z).is_err());
+    }
+}
