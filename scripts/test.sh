@@ -12,7 +12,7 @@ mkdir -p "$HARK_TEST_DATA"
 echo "== reference data"
 $PY scripts/reference_phonemes.py "$HARK_TEST_DATA" --config "$ONNX.json"
 $PY scripts/oracle.py --onnx "$ONNX" --out "$HARK_TEST_DATA/oracle"
-$PY scripts/export_reference_weights.py "$ONNX" "$HARK_TEST_DATA"
+$PY scripts/export_reference_weights.py "$HARK_TEST_DATA" --onnx "$ONNX"
 echo "== format and lints"
 cargo fmt --all --check
 cargo clippy --locked --all-targets -- -D warnings

@@ -10,7 +10,9 @@ use crate::voice::Voice;
 /// then at whitespace.
 const MAX_PIECE_CHARS: usize = 2000;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 pub enum BackendChoice {
     /// The GPU when one works, else the CPU.
     Auto,
@@ -53,7 +55,11 @@ impl Synthesizer {
             return Err(EngineError::CudaUnavailable);
         }
         let scales = voice.config.inference.into();
-        Ok(Self { voice, scales, seed: 0 })
+        Ok(Self {
+            voice,
+            scales,
+            seed: 0,
+        })
     }
 
     /// Phonemises and speaks `text`, handing each sentence's audio to `sink` as soon as it exists.

