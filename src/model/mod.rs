@@ -1,4 +1,5 @@
 //! The VITS model. `cpu` is the f32 reference that every other backend must match.
+pub mod backend;
 pub mod cpu;
 pub mod tensor;
 

@@ -1,0 +1,98 @@
+//! The backend interface the engine drives: one utterance at a time, front half once, then
+//! audio in frame chunks of any size (the streaming engine picks the size adaptively).
+
+use super::Scales;
+use super::cpu::{self, pipeline};
+use crate::model::tensor::Tensor;
+use crate::voice::Voice;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error(transparent)]
+    Model(#[from] cpu::ModelError),
+    #[error("{0}")]
+    Device(String),
+    #[error("no utterance has been started")]
+    NoUtterance,
+}
+
+/// What the front half decided about an utterance.
+#[derive(Clone, Debug)]
+pub struct UtteranceInfo {
+    /// Frames per id (Σ = frames).
+    pub durations: Vec<usize>,
+    pub frames: usize,
+}
+
+pub trait Backend {
+    /// e.g. "cpu" or "cuda: NVIDIA H200".
+    fn name(&self) -> String;
+
+    /// Runs the encoder, duration predictor, expansion and prior sampling for one utterance
+    /// (a sentence of phoneme ids) and keeps `z_p` for `decode`.
+    fn begin(
+        &mut self,
+        ids: &[i64],
+        scales: &Scales,
+        seed: u64,
+    ) -> Result<UtteranceInfo, BackendError>;
+
+    /// Audio for frames `[start, end)` of the current utterance (`hop` samples per frame).
+    /// Chunks decoded with enough context equal the full-utterance decode.
+    fn decode(&mut self, start: usize, end: usize) -> Result<Vec<f32>, BackendError>;
+}
+
+/// The f32 reference on the CPU.
+pub struct CpuBackend {
+    voice: Arc<Voice>,
+    context: usize,
+    z_p: Option<Tensor>,
+}
+
+impl CpuBackend {
+    pub fn new(voice: Arc<Voice>) -> Self {
+        let context = voice.config.dims.flow_decoder_receptive_frames();
+        Self {
+            voice,
+            context,
+            z_p: None,
+        }
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> String {
+        format!("cpu ({} threads)", rayon::current_num_threads())
+    }
+
+    fn begin(
+        &mut self,
+        ids: &[i64],
+        scales: &Scales,
+        seed: u64,
+    ) -> Result<UtteranceInfo, BackendError> {
+        let v = &self.voice;
+        let mut rng = cpu::noise::NoiseSource::new(seed);
+        let front = pipeline::frontend(&v.weights, &v.config.dims, ids, scales, &mut rng)?;
+        let frames = front.z_p.dim(1);
+        self.z_p = Some(front.z_p);
+        Ok(UtteranceInfo {
+            durations: front.durations,
+            frames,
+        })
+    }
+
+    fn decode(&mut self, start: usize, end: usize) -> Result<Vec<f32>, BackendError> {
+        let z_p = self.z_p.as_ref().ok_or(BackendError::NoUtterance)?;
+        let v = &self.voice;
+        Ok(cpu::decoder::decode_window(
+            &v.weights,
+            &v.config.dims,
+            z_p,
+            start,
+            end,
+            self.context,
+        )?)
+    }
+}
