@@ -1,10 +1,25 @@
-//! The engine: text in, audio out, one sentence at a time so that long text streams instead of
-//! building one giant tensor. (The threaded streaming engine builds on this.)
+//! The engine: text in, audio out.
+//!
+//! - [`Synthesizer`]: synchronous, one sentence at a time (`hark speak --out`, `hark bench`).
+//! - [`Engine`]: the streaming engine (a phonemiser thread, a bounded phoneme queue, an engine
+//!   thread owning the backend and the audio output, adaptive step sizes); see `api.rs`.
+
+mod api;
+mod producer;
+pub mod queue;
+pub mod segment;
+pub mod steps;
+mod worker;
+
+pub use api::{Engine, EngineConfig, Event, Events, Mode, Output, Settings, Stats, UtteranceId};
+pub use steps::StepMode;
 
 use crate::model::Scales;
+use crate::model::backend::{Backend, CpuBackend};
 use crate::model::cpu::pipeline;
 use crate::text;
 use crate::voice::Voice;
+use std::sync::Arc;
 
 /// Longest piece of text phonemised in one go; longer runs are cut at sentence punctuation,
 /// then at whitespace.
@@ -34,6 +49,19 @@ pub enum EngineError {
     Model(#[from] crate::model::cpu::ModelError),
     #[error("{0}")]
     Sink(String),
+}
+
+/// The backend for `choice`; called on the engine thread, which then owns it.
+pub fn make_backend(
+    choice: BackendChoice,
+    voice: &Arc<Voice>,
+) -> Result<Box<dyn Backend>, EngineError> {
+    match choice {
+        BackendChoice::Cuda => Err(EngineError::CudaUnavailable),
+        BackendChoice::Auto | BackendChoice::Cpu => {
+            Ok(Box::new(CpuBackend::new(Arc::clone(voice))))
+        }
+    }
 }
 
 /// What one `speak` produced.
