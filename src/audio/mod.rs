@@ -4,6 +4,6 @@ pub mod playback;
 pub mod resample;
 pub mod wav;
 
-pub use out::{AudioSink, DeviceSink, MarkFn, NullSink};
+pub use out::{AudioSink, DeviceSink, MarkFn, NullSink, Transport};
 pub use playback::{AudioError, Player};
 pub use wav::{WavFormat, WavSink};

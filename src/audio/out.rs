@@ -31,10 +31,19 @@ const FLUSH_TIMEOUT: Duration = Duration::from_millis(500);
 /// Called (on a helper thread) with a marker's tag and the time its sample reached the callback.
 pub type MarkFn = Arc<dyn Fn(u64, Instant) + Send + Sync>;
 
+/// Controls the callback obeys directly, so stop and pause take effect within one device
+/// period even while the engine thread is busy synthesising.
+#[derive(Default)]
+pub struct Transport {
+    pub paused: AtomicBool,
+    /// Any change flushes the ring (with a fade); the engine bumps it on every stop.
+    pub stop: AtomicU64,
+}
+
 struct Shared {
     base: Instant,
     volume: AtomicU32,
-    paused: AtomicBool,
+    transport: Arc<Transport>,
     flush_req: AtomicU64,
     flush_ack: AtomicU64,
     /// Device frames handed out or discarded so far.
@@ -154,7 +163,11 @@ pub struct DeviceSink {
 
 impl DeviceSink {
     /// Opens the default output device for mono audio at `source_rate`.
-    pub fn open(source_rate: u32, on_mark: MarkFn) -> Result<Self, AudioError> {
+    pub fn open(
+        source_rate: u32,
+        on_mark: MarkFn,
+        transport: Arc<Transport>,
+    ) -> Result<Self, AudioError> {
         // ALSA without a sound server panics inside cpal; turn that into an error.
         let (_, config, range) = std::panic::catch_unwind(probe)
             .map_err(|_| AudioError::Open("the audio backend crashed while probing".into()))??;
@@ -171,17 +184,18 @@ impl DeviceSink {
             }
         }
         for n in sizes {
-            match Self::open_with(source_rate, Arc::clone(&on_mark), Some(n)) {
+            match Self::open_with(source_rate, Arc::clone(&on_mark), &transport, Some(n)) {
                 Ok(s) => return Ok(s),
                 Err(e) => tracing::debug!("buffer of {n} frames refused: {e}"),
             }
         }
-        Self::open_with(source_rate, on_mark, None)
+        Self::open_with(source_rate, on_mark, &transport, None)
     }
 
     fn open_with(
         source_rate: u32,
         on_mark: MarkFn,
+        transport: &Arc<Transport>,
         fixed: Option<u32>,
     ) -> Result<Self, AudioError> {
         let (device, config, _) = std::panic::catch_unwind(probe)
@@ -195,7 +209,7 @@ impl DeviceSink {
         let shared = Arc::new(Shared {
             base: Instant::now(),
             volume: AtomicU32::new(1.0f32.to_bits()),
-            paused: AtomicBool::new(false),
+            transport: Arc::clone(transport),
             flush_req: AtomicU64::new(0),
             flush_ack: AtomicU64::new(0),
             read_pos: AtomicU64::new(0),
@@ -216,8 +230,10 @@ impl DeviceSink {
             fade_step: 1.0 / fade_frames,
             volume: 1.0,
             acked: 0,
+            seen_stop: transport.stop.load(Ordering::Acquire),
             pos: 0,
             starving: false,
+            boosted: false,
         };
         let try_build = |cfg: &cpal::StreamConfig, cb: Callback| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -300,7 +316,9 @@ impl DeviceSink {
             if at < self.scratch.len() {
                 // The engine paces itself, so a full ring means paused or a stalled device.
                 self.health()?;
-                if Instant::now() > deadline && !self.shared.paused.load(Ordering::Relaxed) {
+                if Instant::now() > deadline
+                    && !self.shared.transport.paused.load(Ordering::Relaxed)
+                {
                     return Err(AudioError::Stream(
                         "the device stopped consuming audio".into(),
                     ));
@@ -395,7 +413,10 @@ impl AudioSink for DeviceSink {
     }
 
     fn set_paused(&mut self, paused: bool) {
-        self.shared.paused.store(paused, Ordering::Release);
+        self.shared
+            .transport
+            .paused
+            .store(paused, Ordering::Release);
     }
 
     fn set_volume(&mut self, volume: f32) {
@@ -431,7 +452,7 @@ impl AudioSink for DeviceSink {
         let last = self.shared.last_callback_ns.load(Ordering::Relaxed);
         let now = self.shared.base.elapsed().as_nanos() as u64;
         if queued
-            && !self.shared.paused.load(Ordering::Relaxed)
+            && !self.shared.transport.paused.load(Ordering::Relaxed)
             && now.saturating_sub(last) > 3_000_000_000
         {
             return Err(AudioError::Stream(
@@ -462,18 +483,25 @@ struct Callback {
     fade_step: f32,
     volume: f32,
     acked: u64,
+    seen_stop: u64,
     pos: u64,
     starving: bool,
+    boosted: bool,
 }
 
 impl Callback {
     fn fill<T: SizedSample + FromSample<f32>>(&mut self, out: &mut [T]) {
+        if !self.boosted {
+            self.boosted = true;
+            boost_current_thread();
+        }
         let sh = &self.shared;
         let now_ns = sh.base.elapsed().as_nanos() as u64;
         sh.last_callback_ns.store(now_ns, Ordering::Relaxed);
         let flush_req = sh.flush_req.load(Ordering::Acquire);
-        let flushing = flush_req != self.acked;
-        let paused = sh.paused.load(Ordering::Acquire);
+        let stop = sh.transport.stop.load(Ordering::Acquire);
+        let flushing = flush_req != self.acked || stop != self.seen_stop;
+        let paused = sh.transport.paused.load(Ordering::Acquire);
         let target = if flushing || paused { 0.0 } else { 1.0 };
         let expecting = sh.expecting.load(Ordering::Relaxed);
         let frames = out.len() / self.channels.max(1);
@@ -517,6 +545,7 @@ impl Callback {
             self.pos += self.consumer.skip(n) as u64;
             self.marks.clear();
             self.acked = flush_req;
+            self.seen_stop = stop;
             sh.flush_ack.store(flush_req, Ordering::Release);
             if !paused {
                 self.gain = 1.0;
@@ -531,6 +560,17 @@ impl Callback {
             let _ = self.hits.try_push((tag, now_ns));
         }
         sh.read_pos.store(self.pos, Ordering::Release);
+    }
+}
+
+/// Real-time scheduling for the callback thread where allowed (root, or an RT limit), so a
+/// busy machine does not starve playback; silently keeps normal priority otherwise.
+fn boost_current_thread() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread with a valid, initialised parameter.
+    unsafe {
+        let param = libc::sched_param { sched_priority: 10 };
+        let _ = libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param);
     }
 }
 

@@ -149,8 +149,9 @@ pub type Events = tokio::sync::mpsc::UnboundedReceiver<Event>;
 
 /// State shared by the handle and the engine's threads.
 pub(crate) struct Control {
-    /// Bumped by every stop; work tagged with an older epoch is dropped.
-    pub epoch: AtomicU64,
+    /// `stop` is bumped by every stop (work tagged with an older epoch is dropped) and, with
+    /// `paused`, read by the audio callback itself.
+    pub transport: Arc<crate::audio::Transport>,
     pub shutdown: AtomicBool,
     pub queue: BoundedQueue<Item>,
     pub book: Mutex<Book>,
@@ -167,6 +168,10 @@ pub(crate) struct Book {
 }
 
 impl Control {
+    pub fn epoch(&self) -> u64 {
+        self.transport.stop.load(Ordering::Acquire)
+    }
+
     pub fn book(&self) -> std::sync::MutexGuard<'_, Book> {
         self.book.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -192,7 +197,7 @@ impl Engine {
     pub fn start(config: EngineConfig) -> Result<(Engine, Events), EngineError> {
         let (events, rx) = tokio::sync::mpsc::unbounded_channel();
         let control = Arc::new(Control {
-            epoch: AtomicU64::new(0),
+            transport: Arc::default(),
             shutdown: AtomicBool::new(false),
             queue: BoundedQueue::new(config.queue_capacity),
             book: Mutex::new(Book::default()),
@@ -263,7 +268,7 @@ impl Engine {
         }
         self.send(Job {
             id,
-            epoch: self.control.epoch.load(Ordering::Acquire),
+            epoch: self.control.epoch(),
             text: text.to_string(),
             base: 0,
             whole: true,
@@ -296,7 +301,7 @@ impl Engine {
         };
         self.send(Job {
             id,
-            epoch: self.control.epoch.load(Ordering::Acquire),
+            epoch: self.control.epoch(),
             text: text.to_string(),
             base,
             whole: false,
@@ -310,7 +315,7 @@ impl Engine {
     pub fn stop(&self) {
         {
             let mut book = self.control.book();
-            self.control.epoch.fetch_add(1, Ordering::AcqRel);
+            self.control.transport.stop.fetch_add(1, Ordering::AcqRel);
             let dropped: Vec<UtteranceId> = book.open.drain().map(|(id, _)| id).collect();
             book.stopped.extend(dropped);
             book.last = None;
@@ -321,11 +326,16 @@ impl Engine {
 
     /// Pauses playback at the current sample (with a short fade); nothing is lost.
     pub fn pause(&self) {
+        self.control.transport.paused.store(true, Ordering::Release);
         let _ = self.cmds.send(Cmd::Pause);
     }
 
     /// Resumes playback exactly where `pause` left it.
     pub fn resume(&self) {
+        self.control
+            .transport
+            .paused
+            .store(false, Ordering::Release);
         let _ = self.cmds.send(Cmd::Resume);
     }
 

@@ -73,7 +73,7 @@ pub(crate) fn spawn(
 
 impl Producer {
     fn epoch(&self) -> u64 {
-        self.control.epoch.load(Ordering::Acquire)
+        self.control.epoch()
     }
 
     fn run(&mut self, jobs: mpsc::Receiver<Job>) {

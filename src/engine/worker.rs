@@ -179,9 +179,14 @@ fn open_sink(
     output: Output,
     rate: u32,
     on_mark: &MarkFn,
+    control: &Control,
 ) -> Result<Box<dyn AudioSink>, AudioError> {
     Ok(match output {
-        Output::Device => Box::new(DeviceSink::open(rate, Arc::clone(on_mark))?),
+        Output::Device => Box::new(DeviceSink::open(
+            rate,
+            Arc::clone(on_mark),
+            Arc::clone(&control.transport),
+        )?),
         Output::None => Box::new(NullSink::new(Arc::clone(on_mark))),
     })
 }
@@ -192,11 +197,16 @@ impl Worker {
         let backend_name = backend.name();
         let marks: SharedMarks = Arc::default();
         let on_mark = mark_fn(Arc::clone(&marks), init.events.clone());
-        let mut sink = open_sink(init.output, init.voice.config.sample_rate, &on_mark)
-            .map_err(|e| EngineError::Sink(e.to_string()))?;
+        let mut sink = open_sink(
+            init.output,
+            init.voice.config.sample_rate,
+            &on_mark,
+            &init.control,
+        )
+        .map_err(|e| EngineError::Sink(e.to_string()))?;
         sink.set_volume(init.settings.volume);
         Ok(Self {
-            seen_epoch: init.control.epoch.load(Ordering::Acquire),
+            seen_epoch: init.control.epoch(),
             voice: init.voice,
             output: init.output,
             settings: init.settings,
@@ -238,7 +248,7 @@ impl Worker {
                     Err(TryRecvError::Disconnected) => return,
                 }
             }
-            let epoch = self.control.epoch.load(Ordering::Acquire);
+            let epoch = self.control.epoch();
             if epoch != self.seen_epoch {
                 self.stopped(epoch);
             }
@@ -424,6 +434,9 @@ impl Worker {
             }
         };
         let ms = t.elapsed().as_secs_f64() * 1e3;
+        if self.control.epoch() != self.seen_epoch {
+            return; // stopped while decoding: this audio must not play
+        }
         self.last_step = Some((n, ms));
         let written = self.sink.written();
         let mut onset = None;
@@ -537,10 +550,10 @@ impl Worker {
             let dropped: Vec<UtteranceId> = book.open.drain().map(|(id, _)| id).collect();
             book.stopped.extend(dropped);
             book.last = None;
-            self.control.epoch.fetch_add(1, Ordering::AcqRel);
+            self.control.transport.stop.fetch_add(1, Ordering::AcqRel);
         }
         self.control.queue.retain(|_| false);
-        let epoch = self.control.epoch.load(Ordering::Acquire);
+        let epoch = self.control.epoch();
         self.stopped(epoch);
         self.try_reopen();
     }
@@ -552,7 +565,7 @@ impl Worker {
         let rate = self.voice.config.sample_rate;
         for attempt in 0..3u64 {
             std::thread::sleep(Duration::from_millis(100 * attempt));
-            match open_sink(self.output, rate, &self.on_mark) {
+            match open_sink(self.output, rate, &self.on_mark, &self.control) {
                 Ok(mut s) => {
                     s.set_volume(self.settings.volume);
                     s.set_paused(self.paused);
