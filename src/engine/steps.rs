@@ -7,18 +7,13 @@
 use serde::{Deserialize, Serialize};
 
 /// How the engine picks the frames per step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StepMode {
     /// Start small, grow while playback has plenty buffered, shrink when it runs low.
+    #[default]
     Auto,
     /// Always this many frames (at least 1).
     Fixed(usize),
-}
-
-impl Default for StepMode {
-    fn default() -> Self {
-        Self::Auto
-    }
 }
 
 /// Tuning of [`StepMode::Auto`].

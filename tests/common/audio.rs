@@ -154,3 +154,34 @@ pub fn best_alignment(reference: &[f32], recording: &[f32]) -> (usize, f64) {
 pub fn rms(x: &[f32]) -> f32 {
     (x.iter().map(|s| s * s).sum::<f32>() / x.len().max(1) as f32).sqrt()
 }
+
+/// Matches `reference` against `recording` near `lag` in 50 ms windows, each allowed to slip
+/// up to ±5 ms from the one before (a busy machine's sound server can drop a few samples).
+/// Returns the correlation of each window that has sound in the reference, and the lag at the
+/// end of the reference.
+pub fn piecewise_match(reference: &[f32], recording: &[f32], lag: usize) -> (Vec<f64>, usize) {
+    const WIN: usize = REC_RATE / 20;
+    const SLIP: isize = (REC_RATE / 200) as isize;
+    let mut lag = lag as isize;
+    let mut corrs = Vec::new();
+    for k in (0..reference.len().saturating_sub(WIN)).step_by(WIN) {
+        let r = &reference[k..k + WIN];
+        if rms(r) < 0.01 {
+            continue;
+        }
+        let best = (-SLIP..=SLIP)
+            .filter_map(|d| {
+                let at = lag + d + k as isize;
+                (at >= 0 && at as usize + WIN <= recording.len()).then(|| {
+                    (
+                        d,
+                        normalised_correlation(r, &recording[at as usize..at as usize + WIN]),
+                    )
+                })
+            })
+            .fold((0, f64::MIN), |b, c| if c.1 > b.1 { c } else { b });
+        lag += best.0;
+        corrs.push(best.1);
+    }
+    (corrs, (lag.max(0) as usize) + reference.len())
+}
