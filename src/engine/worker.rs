@@ -268,8 +268,7 @@ impl Worker {
                 self.take(item);
                 None
             } else {
-                self.idle();
-                Some(IDLE_WAIT)
+                Some(self.idle())
             };
             if let Some(d) = wait {
                 match cmds.recv_timeout(d) {
@@ -299,17 +298,26 @@ impl Worker {
         }
     }
 
-    /// Nothing to synthesise right now.
-    fn idle(&mut self) {
-        if self.sink.buffered_ms() < DRAIN_BELOW_MS {
+    /// Nothing to synthesise right now; returns how long to wait for work.
+    fn idle(&mut self) -> Duration {
+        let open = !self.control.book().open.is_empty();
+        if !open {
+            // Everything is said: the ring running dry now is the end, not an underrun.
+            self.sink.set_expecting(false);
+        }
+        let buffered = self.sink.buffered_ms();
+        if buffered < DRAIN_BELOW_MS {
             if let Err(e) = self.sink.drain() {
                 self.sink_lost(e);
-                return;
+                return Duration::ZERO;
             }
             self.last_step = None;
-            let open = !self.control.book().open.is_empty();
             self.sink.set_expecting(open);
+            return IDLE_WAIT;
         }
+        // Wake in time to push out the resampler's tail before playback reaches it.
+        Duration::from_secs_f64((buffered - DRAIN_BELOW_MS) / 1e3)
+            .clamp(Duration::from_millis(2), IDLE_WAIT)
     }
 
     fn take(&mut self, item: Item) {
@@ -402,7 +410,6 @@ impl Worker {
                     frames: info.frames,
                     pos: 0,
                 });
-                self.sink.set_expecting(true);
             }
             Ok(_) => {}
             Err(e) => self.error(Some(id), format!("synthesis failed: {e}")),
@@ -460,6 +467,8 @@ impl Worker {
             self.sink_lost(e);
             return;
         }
+        // Only now: an empty ring before the first audio of a run is a start, not an underrun.
+        self.sink.set_expecting(true);
         if self.emit_chunks {
             self.emit(Event::Chunk { id, samples });
         }
