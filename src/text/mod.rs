@@ -1,6 +1,8 @@
 //! Text front-end: raw text → clauses → espeak-ng IPA → the voice's phoneme ids.
 
 mod clause;
+pub mod normalize;
+pub mod segment;
 pub mod espeak;
 pub mod phonemes;
 
