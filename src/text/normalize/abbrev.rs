@@ -94,7 +94,7 @@ fn finish(cx: &mut Ctx, reading: &str, i: usize, j: usize, may_end: bool) -> usi
     let dot = cx.is_sym(j, '.');
     let end = if dot { j + 1 } else { j };
     cx.emit(reading, i, end);
-    if dot && may_end && matches!(cx.next_start(end), Next::End | Next::Starter | Next::Upper) {
+    if dot && may_end && matches!(cx.next_start(end), Next::End | Next::Starter) {
         let src = cx.src(j, j + 1);
         cx.out.stop(src);
     }
@@ -158,7 +158,7 @@ pub fn try_abbrev(cx: &mut Ctx, i: usize) -> Option<usize> {
         let saint = w.eq_ignore_ascii_case("st");
         let reading = match (next_name, prev_name, saint) {
             (true, _, true) => "Saint",
-            (false, true, true) | (false, _, true) => "Street",
+            (false, _, true) => "Street",
             (true, _, false) | (false, false, false) => "Doctor",
             (false, true, false) => "Drive",
         };
@@ -179,7 +179,9 @@ pub fn try_abbrev(cx: &mut Ctx, i: usize) -> Option<usize> {
             if !dot && !matches!(w, "etc" | "vs" | "Vs" | "Jr" | "Sr" | "Inc" | "Ltd") {
                 return None;
             }
-            Some(finish(cx, reading, i, i + 1, true))
+            // "vs." and "cf." sit inside a sentence.
+            let may_end = !matches!(w, "vs" | "Vs" | "cf");
+            Some(finish(cx, reading, i, i + 1, may_end))
         }
         Kind::Numeric => {
             let j = if dot { i + 2 } else { i + 1 };

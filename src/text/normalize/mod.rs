@@ -137,10 +137,10 @@ pub fn normalize(text: &str, opts: &NormalizeOptions) -> Normalized {
     } else {
         opts.dictionary
             .iter()
-            .map(|e| run(&e.replacement, &plain, &[], Vec::new()).text)
+            .map(|e| run(&e.replacement, &plain, &[], Vec::new(), false).text)
             .collect()
     };
-    run(text, opts, &dict, replacements)
+    run(text, opts, &dict, replacements, true)
 }
 
 fn run(
@@ -148,6 +148,7 @@ fn run(
     opts: &NormalizeOptions,
     dict: &[(Range<usize>, usize)],
     replacements: Vec<String>,
+    final_stop: bool,
 ) -> Normalized {
     let toks = lexer::lex(text, dict);
     let mut cx = Ctx::new(toks, opts, replacements);
@@ -158,7 +159,7 @@ fn run(
         i = next.max(i + 1);
     }
     let end = text.len();
-    if cx.out.ends_with_word() {
+    if final_stop && cx.out.ends_with_word() {
         // A final stop gives espeak its sentence-final intonation.
         cx.out.stop(end..end);
     }

@@ -112,7 +112,7 @@ fn reads_as_year(cx: &Ctx, i: usize, lit: &Lit, negative: bool) -> Option<String
         return None;
     }
     let n: u32 = lit.int.parse().ok()?;
-    if !(1100..=2099).contains(&n) {
+    if !(1000..=2099).contains(&n) {
         return None;
     }
     let prev = cx.prev_word(i).map(str::to_lowercase);
@@ -342,7 +342,10 @@ pub fn try_number(cx: &mut Ctx, i: usize) -> Option<usize> {
     // "3/4", "29/11", "24/7"
     if lit.frac.is_none() && cx.is_sym(e, '/') && cx.num(e + 1).is_some() && !cx.is_sym(e + 2, '/') {
         let b = cx.text(e + 1).to_string();
-        let text = if fraction_like(&lit.int, &b) {
+        let idiom = matches!((lit.int.as_str(), b.as_str()), ("24", "7") | ("50", "50"));
+        let text = if idiom {
+            format!("{} {}", cardinal(&lit.int), cardinal(&b))
+        } else if fraction_like(&lit.int, &b) {
             format!("{sign}{}", words::fraction(&lit.int, &b))
         } else if let Some(d) = time_date::day_month_words(cx.opts.date_order, &lit.int, &b, None) {
             d

@@ -82,7 +82,7 @@ const UNITS: &[(&str, &str, &str)] = &[
 ];
 
 /// Units that are also common words or letters: only when glued to the number ("5in").
-const GLUED_ONLY: &[&str] = &["s", "h", "l", "L", "B", "V", "W", "x", "k", "K", "M", "min"];
+const GLUED_ONLY: &[&str] = &["s", "h", "l", "L", "B", "V", "W", "x", "k", "K", "M"];
 
 /// Compound units written with a slash.
 const PER: &[(&str, &str, &str, &str)] = &[
