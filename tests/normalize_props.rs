@@ -40,7 +40,10 @@ fn opts() -> impl Strategy<Value = NormalizeOptions> {
         PunctuationVerbosity::Most,
         PunctuationVerbosity::All,
     ])
-    .prop_map(|verbosity| NormalizeOptions { verbosity, ..Default::default() })
+    .prop_map(|verbosity| NormalizeOptions {
+        verbosity,
+        ..Default::default()
+    })
 }
 
 proptest! {

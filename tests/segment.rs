@@ -7,13 +7,20 @@ fn texts(text: &str, o: &SegmentOptions) -> Vec<String> {
 }
 
 fn wide() -> SegmentOptions {
-    SegmentOptions { first_max_chars: 1000, max_chars: 1000, ..Default::default() }
+    SegmentOptions {
+        first_max_chars: 1000,
+        max_chars: 1000,
+        ..Default::default()
+    }
 }
 
 #[test]
 fn not_fooled() {
     let cases = [
-        ("Mr. Smith met Dr. Jones at 3.14 p.m. today. Then they left.", 2),
+        (
+            "Mr. Smith met Dr. Jones at 3.14 p.m. today. Then they left.",
+            2,
+        ),
         ("See e.g. the list, i.e. this one. Next.", 2),
         ("J. R. R. Tolkien wrote it. Good.", 2),
         ("Wait... what is it? Nothing.", 2),
@@ -43,7 +50,11 @@ fn long_sentences_are_cut_at_clauses() {
     let text = "The quick brown fox jumps over the lazy dog, while the old farmer watches from his \
 porch and wonders whether the rain will ever come back to the valley before the end of this long, \
 dry summer, and the children play in the dust; nobody minds the heat.";
-    let o = SegmentOptions { first_max_chars: 60, max_chars: 80, ..Default::default() };
+    let o = SegmentOptions {
+        first_max_chars: 60,
+        max_chars: 80,
+        ..Default::default()
+    };
     let t = texts(text, &o);
     assert!(t.len() >= 3, "{t:?}");
     // Fast onset: the first segment is the first clause.
@@ -59,7 +70,11 @@ dry summer, and the children play in the dust; nobody minds the heat.";
 #[test]
 fn first_segment_without_clause_marks_is_cut_between_words() {
     let text = "Supercalifragilistic words keep going on and on without any commas at all here";
-    let o = SegmentOptions { first_max_chars: 30, max_chars: 200, ..Default::default() };
+    let o = SegmentOptions {
+        first_max_chars: 30,
+        max_chars: 200,
+        ..Default::default()
+    };
     let t = texts(text, &o);
     assert!(t[0].chars().count() <= 30, "{t:?}");
     assert_eq!(t.join(" ").split(' ').count(), text.split(' ').count());

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 pub enum AudioError {
     #[error("no audio output device found (use --out FILE.wav to write a file instead)")]
     NoDevice,
-    #[error("the audio device could not be opened: {0} (use --out FILE.wav to write a file instead)")]
+    #[error(
+        "the audio device could not be opened: {0} (use --out FILE.wav to write a file instead)"
+    )]
     Open(String),
     #[error("the audio device stopped: {0}")]
     Stream(String),
@@ -63,7 +65,11 @@ impl Player {
         });
         let (device, config) = match opened {
             Ok(r) => r?,
-            Err(_) => return Err(AudioError::Open("the audio backend crashed while probing".into())),
+            Err(_) => {
+                return Err(AudioError::Open(
+                    "the audio backend crashed while probing".into(),
+                ));
+            }
         };
         let device_rate = config.sample_rate().0;
         let channels = config.channels() as usize;
@@ -81,15 +87,23 @@ impl Player {
             cpal::SampleFormat::I16 => build::<i16>(&device, &stream_config, consumer, &shared),
             cpal::SampleFormat::U16 => build::<u16>(&device, &stream_config, consumer, &shared),
             cpal::SampleFormat::I32 => build::<i32>(&device, &stream_config, consumer, &shared),
-            other => Err(AudioError::Open(format!("unsupported sample format {other}"))),
+            other => Err(AudioError::Open(format!(
+                "unsupported sample format {other}"
+            ))),
         }?;
         stream.play().map_err(|e| AudioError::Open(e.to_string()))?;
         let resampler = if device_rate == source_rate {
             None
         } else {
             Some(
-                FftFixedIn::<f32>::new(source_rate as usize, device_rate as usize, RESAMPLE_CHUNK, 2, 1)
-                    .map_err(|e| AudioError::Resample(e.to_string()))?,
+                FftFixedIn::<f32>::new(
+                    source_rate as usize,
+                    device_rate as usize,
+                    RESAMPLE_CHUNK,
+                    2,
+                    1,
+                )
+                .map_err(|e| AudioError::Resample(e.to_string()))?,
             )
         };
         Ok(Self {
@@ -138,7 +152,8 @@ impl Player {
         let tail = vec![0.0; (self.device_rate / 10) as usize];
         self.push_device_frames(&tail)?;
         let deadline_for = |frames_left: u64| {
-            Instant::now() + Duration::from_secs_f64(frames_left as f64 / self.device_rate as f64 + 2.0)
+            Instant::now()
+                + Duration::from_secs_f64(frames_left as f64 / self.device_rate as f64 + 2.0)
         };
         let mut last_played = self.shared.played.load(Ordering::Acquire);
         let mut deadline = deadline_for(self.queued_frames.saturating_sub(last_played));
@@ -149,7 +164,9 @@ impl Player {
                 last_played = played;
                 deadline = deadline_for(self.queued_frames - played);
             } else if Instant::now() > deadline {
-                return Err(AudioError::Stream("the device stopped consuming audio".into()));
+                return Err(AudioError::Stream(
+                    "the device stopped consuming audio".into(),
+                ));
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -163,7 +180,8 @@ impl Player {
         } else {
             rs.process(&[input], None)
         };
-        out.map(|mut v| v.swap_remove(0)).map_err(|e| AudioError::Resample(e.to_string()))
+        out.map(|mut v| v.swap_remove(0))
+            .map_err(|e| AudioError::Resample(e.to_string()))
     }
 
     fn push_frames(&mut self, mono: &[f32]) -> Result<(), AudioError> {
@@ -181,7 +199,9 @@ impl Player {
                 if written < frame.len() {
                     self.check_error()?;
                     if Instant::now() > stall_deadline {
-                        return Err(AudioError::Stream("the device stopped consuming audio".into()));
+                        return Err(AudioError::Stream(
+                            "the device stopped consuming audio".into(),
+                        ));
                     }
                     std::thread::sleep(Duration::from_millis(2));
                 }
@@ -233,7 +253,9 @@ where
                 if filled < out.len() && consumer.is_empty() && filled > 0 {
                     cb_shared.underruns.fetch_add(1, Ordering::Relaxed);
                 }
-                cb_shared.played.fetch_add((filled / channels) as u64, Ordering::Release);
+                cb_shared
+                    .played
+                    .fetch_add((filled / channels) as u64, Ordering::Release);
             },
             move |err| {
                 if let Ok(mut slot) = err_shared.error.lock() {

@@ -45,20 +45,30 @@ impl WavSink {
             path: shown.clone(),
             source,
         })?;
-        Ok(Self { writer, format, path: shown })
+        Ok(Self {
+            writer,
+            format,
+            path: shown,
+        })
     }
 
     pub fn write(&mut self, samples: &[f32]) -> Result<(), WavError> {
-        let result: Result<(), hound::Error> = samples.iter().try_for_each(|&s| match self.format {
-            WavFormat::F32 => self.writer.write_sample(s),
-            WavFormat::Pcm16 => self.writer.write_sample(to_pcm16(s)),
-        });
-        result.map_err(|source| WavError { path: self.path.clone(), source })
+        let result: Result<(), hound::Error> =
+            samples.iter().try_for_each(|&s| match self.format {
+                WavFormat::F32 => self.writer.write_sample(s),
+                WavFormat::Pcm16 => self.writer.write_sample(to_pcm16(s)),
+            });
+        result.map_err(|source| WavError {
+            path: self.path.clone(),
+            source,
+        })
     }
 
     pub fn finish(self) -> Result<(), WavError> {
         let path = self.path;
-        self.writer.finalize().map_err(|source| WavError { path, source })
+        self.writer
+            .finalize()
+            .map_err(|source| WavError { path, source })
     }
 }
 

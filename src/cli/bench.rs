@@ -56,10 +56,19 @@ impl Stats {
     fn of(mut ms: Vec<f64>) -> Self {
         ms.sort_by(f64::total_cmp);
         let n = ms.len();
-        let median = if n % 2 == 1 { ms[n / 2] } else { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 };
+        let median = if n % 2 == 1 {
+            ms[n / 2]
+        } else {
+            (ms[n / 2 - 1] + ms[n / 2]) / 2.0
+        };
         // Nearest-rank P99.
         let p99 = ms[((0.99 * n as f64).ceil() as usize).clamp(1, n) - 1];
-        Self { median_ms: median, p99_ms: p99, min_ms: ms[0], runs: n }
+        Self {
+            median_ms: median,
+            p99_ms: p99,
+            min_ms: ms[0],
+            runs: n,
+        }
     }
 }
 
@@ -86,7 +95,10 @@ struct Report {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(args.runs >= 1 && args.full_runs >= 1, "--runs must be at least 1");
+    anyhow::ensure!(
+        args.runs >= 1 && args.full_runs >= 1,
+        "--runs must be at least 1"
+    );
     if args.normalize {
         return super::bench_text::run(args.json);
     }
@@ -126,7 +138,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         audio_seconds,
         rtf: full.median_ms / 1e3 / audio_seconds,
     };
-    let ort = if args.no_ort { None } else { Some(run_ort(&args, threads)?) };
+    let ort = if args.no_ort {
+        None
+    } else {
+        Some(run_ort(&args, threads)?)
+    };
     let ratio = |f: fn(&EngineResult) -> f64| ort.as_ref().map(|o| f(&hark) / f(o));
     let report = Report {
         text: SENTENCE,
@@ -156,7 +172,10 @@ fn run_ort(args: &BenchArgs, threads: usize) -> anyhow::Result<EngineResult> {
         "the voice's ONNX for onnxruntime was not found at {} (pass --onnx, or --no-ort)",
         onnx.display()
     );
-    let python = args.python.clone().unwrap_or_else(|| root.join("build/venv/bin/python"));
+    let python = args
+        .python
+        .clone()
+        .unwrap_or_else(|| root.join("build/venv/bin/python"));
     let out = Command::new(&python)
         .arg(root.join("scripts/bench_ort.py"))
         .args(["--onnx".as_ref(), onnx.as_os_str()])
@@ -165,7 +184,12 @@ fn run_ort(args: &BenchArgs, threads: usize) -> anyhow::Result<EngineResult> {
         .args(["--full-runs", &args.full_runs.to_string()])
         .args(["--clause-runs", &args.runs.to_string()])
         .output()
-        .with_context(|| format!("cannot run {} (pass --python or --no-ort)", python.display()))?;
+        .with_context(|| {
+            format!(
+                "cannot run {} (pass --python or --no-ort)",
+                python.display()
+            )
+        })?;
     anyhow::ensure!(
         out.status.success(),
         "onnxruntime benchmark failed: {}",
@@ -192,7 +216,9 @@ fn run_ort(args: &BenchArgs, threads: usize) -> anyhow::Result<EngineResult> {
 }
 
 fn print_table(r: &Report) {
-    println!("| engine | threads | full sentence median / P99 ms | audio s | RTF | first clause median / P99 ms |");
+    println!(
+        "| engine | threads | full sentence median / P99 ms | audio s | RTF | first clause median / P99 ms |"
+    );
     println!("|---|---|---|---|---|---|");
     for e in std::iter::once(&r.hark).chain(r.onnxruntime.as_ref()) {
         println!(
@@ -207,9 +233,11 @@ fn print_table(r: &Report) {
             e.first_clause.p99_ms
         );
     }
-    if let (Some(f), Some(c), Some(p)) =
-        (r.ratio_full_median, r.ratio_first_clause_median, r.ratio_first_clause_p99)
-    {
+    if let (Some(f), Some(c), Some(p)) = (
+        r.ratio_full_median,
+        r.ratio_first_clause_median,
+        r.ratio_first_clause_p99,
+    ) {
         println!("| hark / ort | | {f:.2}× | | | {c:.2}× / {p:.2}× |");
     }
 }

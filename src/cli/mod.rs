@@ -11,7 +11,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "hark", version, about = "Hark: read text aloud in a neural voice")]
+#[command(
+    name = "hark",
+    version,
+    about = "Hark: read text aloud in a neural voice"
+)]
 struct Cli {
     /// More log output (-v info, -vv debug). RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -76,7 +80,9 @@ fn read_text_arg(text: Option<String>) -> anyhow::Result<String> {
             Ok(match String::from_utf8(bytes) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("hark: warning: the input is not valid UTF-8; invalid bytes were skipped");
+                    eprintln!(
+                        "hark: warning: the input is not valid UTF-8; invalid bytes were skipped"
+                    );
                     String::from_utf8_lossy(e.as_bytes()).into_owned()
                 }
             })

@@ -48,7 +48,10 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
     let voice = Voice::load(args.voice.as_deref())?;
     let mut synth = Synthesizer::new(voice, args.backend)?;
     if let Some(x) = args.length_scale {
-        anyhow::ensure!(x > 0.0 && x.is_finite(), "--length-scale must be a positive number");
+        anyhow::ensure!(
+            x > 0.0 && x.is_finite(),
+            "--length-scale must be a positive number"
+        );
         synth.scales.length_scale = x;
     }
     if let Some(x) = args.noise_scale {

@@ -1,7 +1,9 @@
 //! `hark text`: what the front-end makes of a text.
 
 use crate::text;
-use crate::text::normalize::{DateOrder, EmojiMode, NormalizeOptions, PunctuationVerbosity, UrlMode};
+use crate::text::normalize::{
+    DateOrder, EmojiMode, NormalizeOptions, PunctuationVerbosity, UrlMode,
+};
 use crate::text::segment::{self, SegmentOptions};
 use crate::voice::Voice;
 use clap::Args;
@@ -74,7 +76,10 @@ pub fn run(args: TextArgs) -> anyhow::Result<()> {
     );
     let input = super::read_text_arg(args.text)?;
     if args.normalize {
-        println!("{}", text::normalize::normalize(&input, &args.norm.options()?).text);
+        println!(
+            "{}",
+            text::normalize::normalize(&input, &args.norm.options()?).text
+        );
         return Ok(());
     }
     if args.segments {

@@ -25,18 +25,32 @@ pub enum VoiceCommand {
 pub fn run(cmd: VoiceCommand) -> anyhow::Result<()> {
     let dir = voice::voices_dir();
     match cmd {
-        VoiceCommand::Import { onnx, json, dtype, name } => {
+        VoiceCommand::Import {
+            onnx,
+            json,
+            dtype,
+            name,
+        } => {
             let out = voice::import_piper(&onnx, json.as_deref(), &dir, name.as_deref(), dtype)?;
             println!("installed {}", out.display());
         }
         VoiceCommand::List => {
             let voices = voice::list(&dir);
             if voices.is_empty() {
-                println!("no voices in {} (install one: hark voice import VOICE.onnx)", dir.display());
+                println!(
+                    "no voices in {} (install one: hark voice import VOICE.onnx)",
+                    dir.display()
+                );
             }
             for v in voices {
                 let mb = v.size_bytes as f64 / 1e6;
-                println!("{}\t{} Hz\t{}\t{mb:.1} MB\t{}", v.name, v.sample_rate, v.dtype, v.dir.display());
+                println!(
+                    "{}\t{} Hz\t{}\t{mb:.1} MB\t{}",
+                    v.name,
+                    v.sample_rate,
+                    v.dtype,
+                    v.dir.display()
+                );
             }
         }
     }

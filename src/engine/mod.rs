@@ -10,7 +10,9 @@ use crate::voice::Voice;
 /// then at whitespace.
 const MAX_PIECE_CHARS: usize = 2000;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 pub enum BackendChoice {
     /// The GPU when one works, else the CPU.
     Auto,
@@ -77,9 +79,15 @@ impl Synthesizer {
         let cfg = &self.voice.config;
         let mut report = SpeakReport::default();
         let pieces: Vec<String> = if self.normalize {
-            text::segment::segments(raw, &self.segment).into_iter().map(|s| s.text).collect()
+            text::segment::segments(raw, &self.segment)
+                .into_iter()
+                .map(|s| s.text)
+                .collect()
         } else {
-            text::split_sentences(raw, MAX_PIECE_CHARS).into_iter().map(|r| raw[r].to_string()).collect()
+            text::split_sentences(raw, MAX_PIECE_CHARS)
+                .into_iter()
+                .map(|r| raw[r].to_string())
+                .collect()
         };
         for piece in &pieces {
             for sentence in text::text_to_ids(piece, &cfg.espeak_voice, &cfg.phoneme_id_map)? {

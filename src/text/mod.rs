@@ -1,10 +1,10 @@
 //! Text front-end: raw text → clauses → espeak-ng IPA → the voice's phoneme ids.
 
 mod clause;
-pub mod normalize;
-pub mod segment;
 pub mod espeak;
+pub mod normalize;
 pub mod phonemes;
+pub mod segment;
 
 pub use espeak::espeak_version;
 pub use phonemes::{Sentence, phoneme_ids, phonemize, split_sentences, text_to_ids};

@@ -65,7 +65,12 @@ pub fn segments_of(n: &Normalized, input_len: usize, opts: &SegmentOptions) -> V
     for sentence in sentences(n) {
         let mut start = sentence.start;
         while start < sentence.end {
-            let budget = if first { opts.first_max_chars } else { opts.max_chars }.max(8);
+            let budget = if first {
+                opts.first_max_chars
+            } else {
+                opts.max_chars
+            }
+            .max(8);
             let rest = &out[start..sentence.end];
             if rest.chars().nth(budget).is_none() {
                 break;
@@ -104,8 +109,16 @@ pub fn segments_of(n: &Normalized, input_len: usize, opts: &SegmentOptions) -> V
     let count = segs.len();
     let mut prev = 0;
     for k in 0..count {
-        let start = if k == 0 { 0 } else { segs[k].0.clamp(prev, input_len) };
-        let end = if k + 1 == count { input_len } else { segs[k + 1].0.clamp(start, input_len) };
+        let start = if k == 0 {
+            0
+        } else {
+            segs[k].0.clamp(prev, input_len)
+        };
+        let end = if k + 1 == count {
+            input_len
+        } else {
+            segs[k + 1].0.clamp(start, input_len)
+        };
         prev = end;
         result.push(Segment {
             range: start..end,
@@ -121,7 +134,10 @@ fn sentences(n: &Normalized) -> Vec<Range<usize>> {
     let mut v = Vec::new();
     let mut start = 0;
     for k in 0..b.len() {
-        if matches!(b[k], b'.' | b'?' | b'!') && b.get(k + 1) == Some(&b' ') && n.is_piece_boundary(k + 2) {
+        if matches!(b[k], b'.' | b'?' | b'!')
+            && b.get(k + 1) == Some(&b' ')
+            && n.is_piece_boundary(k + 2)
+        {
             v.push(start..k + 2);
             start = k + 2;
         }
@@ -169,10 +185,21 @@ fn candidates(n: &Normalized, start: usize, end: usize, budget: usize) -> Vec<Ca
         let kind = if k >= 2 && matches!(out[k - 2], b',' | b';' | b':') {
             Cut::Clause
         } else {
-            let word_end = text[k..].find(|c: char| !c.is_ascii_alphabetic()).map_or(end, |e| k + e);
-            if CONJUNCTIONS.contains(&&text[k..word_end]) { Cut::Conjunction } else { Cut::Space }
+            let word_end = text[k..]
+                .find(|c: char| !c.is_ascii_alphabetic())
+                .map_or(end, |e| k + e);
+            if CONJUNCTIONS.contains(&&text[k..word_end]) {
+                Cut::Conjunction
+            } else {
+                Cut::Space
+            }
         };
-        v.push(Cand { at: k, chars: count, words, kind });
+        v.push(Cand {
+            at: k,
+            chars: count,
+            words,
+            kind,
+        });
         if count > budget {
             break;
         }
@@ -186,7 +213,13 @@ fn clause_cut(n: &Normalized, start: usize, end: usize, budget: usize) -> Option
     let all = candidates(n, start, end, budget);
     let within: Vec<&Cand> = all.iter().filter(|c| c.chars <= budget).collect();
     let early = budget / 3;
-    let last = |kind: Cut| within.iter().rev().find(|c| c.kind == kind && c.chars >= early).map(|c| c.at);
+    let last = |kind: Cut| {
+        within
+            .iter()
+            .rev()
+            .find(|c| c.kind == kind && c.chars >= early)
+            .map(|c| c.at)
+    };
     last(Cut::Clause)
         .or_else(|| last(Cut::Conjunction))
         .or_else(|| within.last().map(|c| c.at))

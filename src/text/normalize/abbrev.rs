@@ -149,7 +149,10 @@ pub fn try_abbrev(cx: &mut Ctx, i: usize) -> Option<usize> {
     // Saint or Street; Doctor or Drive.
     if matches!(w, "St" | "ST" | "Dr" | "DR") {
         let next_name = next_is_capitalised(cx, if dot { i + 2 } else { i + 1 })
-            && !matches!(cx.next_start(if dot { i + 2 } else { i + 1 }), Next::Starter | Next::End);
+            && !matches!(
+                cx.next_start(if dot { i + 2 } else { i + 1 }),
+                Next::Starter | Next::End
+            );
         let prev_name = cx
             .prev_word(i)
             .is_some_and(|p| p.starts_with(char::is_uppercase))

@@ -30,11 +30,11 @@ const WORDS: &[(&str, &str)] = &[
 
 /// Short words that are ordinary English when a whole phrase is in capitals.
 const COMMON: &[&str] = &[
-    "A", "AM", "AN", "AS", "AT", "BE", "BY", "DO", "GO", "HE", "IF", "IN", "IS", "IT", "ME",
-    "MY", "NO", "OF", "OH", "ON", "OR", "SO", "TO", "UP", "US", "WE", "ALL", "AND", "ANY", "ARE",
-    "BUT", "CAN", "DAY", "FOR", "GET", "GOT", "HAD", "HAS", "HER", "HIM", "HIS", "HOW", "ITS",
-    "LET", "MAY", "NEW", "NOT", "NOW", "OFF", "OLD", "ONE", "OUR", "OUT", "SEE", "SHE", "THE",
-    "TOO", "TWO", "WAS", "WAY", "WHO", "WHY", "YES", "YET", "YOU",
+    "A", "AM", "AN", "AS", "AT", "BE", "BY", "DO", "GO", "HE", "IF", "IN", "IS", "IT", "ME", "MY",
+    "NO", "OF", "OH", "ON", "OR", "SO", "TO", "UP", "US", "WE", "ALL", "AND", "ANY", "ARE", "BUT",
+    "CAN", "DAY", "FOR", "GET", "GOT", "HAD", "HAS", "HER", "HIM", "HIS", "HOW", "ITS", "LET",
+    "MAY", "NEW", "NOT", "NOW", "OFF", "OLD", "ONE", "OUR", "OUT", "SEE", "SHE", "THE", "TOO",
+    "TWO", "WAS", "WAY", "WHO", "WHY", "YES", "YET", "YOU",
 ];
 
 const VOWELS: &[u8] = b"aeiou";
@@ -44,15 +44,15 @@ fn is_vowel(s: &[u8], k: usize) -> bool {
 }
 
 const ONSETS: &[&str] = &[
-    "bl", "br", "ch", "cl", "cr", "dr", "fl", "fr", "gl", "gr", "kl", "kn", "kr", "ph", "pl",
-    "pr", "qu", "sc", "sh", "sk", "sl", "sm", "sn", "sp", "st", "sw", "th", "tr", "tw", "wh",
-    "wr", "scr", "spl", "spr", "str", "thr", "squ", "sch",
+    "bl", "br", "ch", "cl", "cr", "dr", "fl", "fr", "gl", "gr", "kl", "kn", "kr", "ph", "pl", "pr",
+    "qu", "sc", "sh", "sk", "sl", "sm", "sn", "sp", "st", "sw", "th", "tr", "tw", "wh", "wr",
+    "scr", "spl", "spr", "str", "thr", "squ", "sch",
 ];
 
 const CODAS: &[&str] = &[
-    "ck", "ct", "ft", "ld", "lf", "lk", "lm", "lp", "lt", "mp", "nd", "ng", "nk", "nt", "pt",
-    "rb", "rd", "rk", "rl", "rm", "rn", "rp", "rs", "rt", "sk", "sp", "st", "th", "sh", "ch",
-    "ts", "ds", "ns", "ms", "ls", "ps", "ks", "ws", "gs", "ss", "ll", "ff", "nch", "nth", "rst",
+    "ck", "ct", "ft", "ld", "lf", "lk", "lm", "lp", "lt", "mp", "nd", "ng", "nk", "nt", "pt", "rb",
+    "rd", "rk", "rl", "rm", "rn", "rp", "rs", "rt", "sk", "sp", "st", "th", "sh", "ch", "ts", "ds",
+    "ns", "ms", "ls", "ps", "ks", "ws", "gs", "ss", "ll", "ff", "nch", "nth", "rst",
 ];
 
 /// Does a lower-case ASCII word look like something espeak can say as a word?
@@ -100,7 +100,10 @@ fn spell(w: &str) -> String {
 
 /// Is the word part of a run of capitals (shouting)?
 fn shouted(cx: &Ctx, i: usize) -> bool {
-    let caps = |k: usize| cx.word(k).is_some_and(|w| w.len() >= 2 && all_caps(w.trim_end_matches("'S")));
+    let caps = |k: usize| {
+        cx.word(k)
+            .is_some_and(|w| w.len() >= 2 && all_caps(w.trim_end_matches("'S")))
+    };
     let before = i >= 2 && caps(i - 2) && cx.gap(i - 1);
     let after = cx.gap(i + 1) && caps(i + 2);
     (before && (i < 4 || caps(i - 4) || after)) || (after && (caps(i + 4) || before))
@@ -124,12 +127,17 @@ pub fn try_acronym(cx: &mut Ctx, i: usize) -> Option<usize> {
         r.to_string()
     } else if SPELLED.contains(&base) {
         spell(base)
-    } else if shouted(cx, i) && (COMMON.contains(&base) || pronounceable(&lower) || base.len() > 5) {
+    } else if shouted(cx, i) && (COMMON.contains(&base) || pronounceable(&lower) || base.len() > 5)
+    {
         lower
-    } else if base.len() >= 3 && (pronounceable(&lower) || (base.len() > 5 && lower.bytes().any(|b| VOWELS.contains(&b)))) {
+    } else if base.len() >= 3
+        && (pronounceable(&lower) || (base.len() > 5 && lower.bytes().any(|b| VOWELS.contains(&b))))
+    {
         // "Nasa": lower case keeps espeak from spelling it.
         let mut c = lower.chars();
-        c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        c.next()
+            .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+            .unwrap_or_default()
     } else {
         spell(base)
     };
@@ -143,10 +151,14 @@ mod tests {
 
     #[test]
     fn heuristic() {
-        for w in ["nasa", "nato", "unesco", "opec", "scuba", "laser", "radar", "fifa", "ram"] {
+        for w in [
+            "nasa", "nato", "unesco", "opec", "scuba", "laser", "radar", "fifa", "ram",
+        ] {
             assert!(pronounceable(w), "{w}");
         }
-        for w in ["fbi", "html", "cia", "usa", "nba", "cnn", "ibm", "amd", "xml", "sql", "espn"] {
+        for w in [
+            "fbi", "html", "cia", "usa", "nba", "cnn", "ibm", "amd", "xml", "sql", "espn",
+        ] {
             assert!(!pronounceable(w), "{w}");
         }
     }

@@ -50,8 +50,16 @@ fn compile(e: &DictEntry) -> Option<Regex> {
         // "C++" and ".NET" still match.
         let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
         let esc = regex::escape(&e.pattern);
-        let pre = if word(e.pattern.chars().next()) { r"\b" } else { "" };
-        let post = if word(e.pattern.chars().last()) { r"\b" } else { "" };
+        let pre = if word(e.pattern.chars().next()) {
+            r"\b"
+        } else {
+            ""
+        };
+        let post = if word(e.pattern.chars().last()) {
+            r"\b"
+        } else {
+            ""
+        };
         format!("{pre}{esc}{post}")
     };
     let built = RegexBuilder::new(&src)
@@ -80,7 +88,10 @@ pub fn matches(text: &str, entries: &[DictEntry]) -> Vec<(Range<usize>, usize)> 
             }
             let (s, t) = (m.start(), m.end());
             // Overlap with an earlier entry's match?
-            let before = taken.range(..t).next_back().is_some_and(|(_, &(end, _))| end > s);
+            let before = taken
+                .range(..t)
+                .next_back()
+                .is_some_and(|(_, &(end, _))| end > s);
             if !before {
                 taken.insert(s, (t, idx));
             }

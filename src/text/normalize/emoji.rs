@@ -230,7 +230,11 @@ pub fn try_emoji(cx: &mut Ctx, i: usize) -> Option<usize> {
         j = k;
     }
     if cx.opts.emoji == EmojiMode::Name {
-        let n = if is_regional(base) { Some("flag") } else { name(base) };
+        let n = if is_regional(base) {
+            Some("flag")
+        } else {
+            name(base)
+        };
         if let Some(n) = n {
             cx.emit(n, i, j);
         }

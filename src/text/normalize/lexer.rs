@@ -34,7 +34,9 @@ fn fold(c: char, out: &mut Vec<char>) {
     let cp = c as u32;
     match c {
         '\u{2018}' | '\u{2019}' | '\u{02BC}' | '\u{2032}' => out.push('\''),
-        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{00AB}' | '\u{00BB}' | '\u{2033}' => out.push('"'),
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{00AB}' | '\u{00BB}' | '\u{2033}' => {
+            out.push('"')
+        }
         '\u{2212}' => out.push('-'), // minus sign
         '\u{2010}' | '\u{2011}' => out.push('-'),
         '\u{2044}' | '\u{2215}' => out.push('/'),

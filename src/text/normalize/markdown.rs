@@ -60,7 +60,11 @@ pub fn line_start(cx: &mut Ctx, i: usize) -> Option<usize> {
         return None;
     }
     // Bullets.
-    if matches!(c, '-' | '*' | '+' | '•' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□' | '–' | '·') && cx.gap(i + 1) {
+    if matches!(
+        c,
+        '-' | '*' | '+' | '•' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□' | '–' | '·'
+    ) && cx.gap(i + 1)
+    {
         cx.line = Line::Block;
         let mut j = i + 2;
         // Task boxes: "- [ ]", "- [x]".
@@ -69,7 +73,9 @@ pub fn line_start(cx: &mut Ctx, i: usize) -> Option<usize> {
                 (j + 2, false)
             } else if cx.gap(j + 1) && cx.is_sym(j + 2, ']') {
                 (j + 3, false)
-            } else if cx.word(j + 1).is_some_and(|w| w.eq_ignore_ascii_case("x")) && cx.is_sym(j + 2, ']') {
+            } else if cx.word(j + 1).is_some_and(|w| w.eq_ignore_ascii_case("x"))
+                && cx.is_sym(j + 2, ']')
+            {
                 (j + 3, true)
             } else {
                 (j, false)
@@ -128,7 +134,8 @@ pub fn inline(cx: &mut Ctx, i: usize) -> Option<usize> {
                 return None;
             }
             // Emphasis hugs a word: "*word", "word*", "**bold**".
-            let before = i == 0 || cx.boundary(i - 1) || cx.sym(i - 1).is_some_and(|p| !p.is_alphanumeric());
+            let before =
+                i == 0 || cx.boundary(i - 1) || cx.sym(i - 1).is_some_and(|p| !p.is_alphanumeric());
             let after = cx.boundary(j) || cx.sym(j).is_some_and(|p| !p.is_alphanumeric());
             let opens = before && !cx.boundary(j);
             let closes = after && i > 0 && !cx.boundary(i - 1);
@@ -157,7 +164,9 @@ pub fn inline(cx: &mut Ctx, i: usize) -> Option<usize> {
 /// For "[text](target)" at `i`: (index of "]", index after ")"). Bounded look-ahead.
 fn link_target(cx: &Ctx, i: usize) -> Option<(usize, usize)> {
     let limit = (i + 200).min(cx.len());
-    let close = (i + 1..limit).find(|&k| cx.is_sym(k, ']') || matches!(cx.kind(k), Some(Kind::Space { newlines }) if newlines > 0))?;
+    let close = (i + 1..limit).find(|&k| {
+        cx.is_sym(k, ']') || matches!(cx.kind(k), Some(Kind::Space { newlines }) if newlines > 0)
+    })?;
     if !cx.is_sym(close, ']') || !cx.is_sym(close + 1, '(') {
         return None;
     }
@@ -171,9 +180,36 @@ fn html_tag(cx: &mut Ctx, i: usize) -> Option<usize> {
     let name_at = if cx.is_sym(i + 1, '/') { i + 2 } else { i + 1 };
     let name = cx.word(name_at)?.to_ascii_lowercase();
     const TAGS: &[&str] = &[
-        "a", "b", "i", "u", "em", "strong", "code", "pre", "span", "div", "p", "br", "hr", "li",
-        "ul", "ol", "table", "tr", "td", "th", "h", "img", "sup", "sub", "small", "mark", "kbd",
-        "blockquote", "details", "summary",
+        "a",
+        "b",
+        "i",
+        "u",
+        "em",
+        "strong",
+        "code",
+        "pre",
+        "span",
+        "div",
+        "p",
+        "br",
+        "hr",
+        "li",
+        "ul",
+        "ol",
+        "table",
+        "tr",
+        "td",
+        "th",
+        "h",
+        "img",
+        "sup",
+        "sub",
+        "small",
+        "mark",
+        "kbd",
+        "blockquote",
+        "details",
+        "summary",
     ];
     if !TAGS.contains(&name.as_str()) {
         return None;

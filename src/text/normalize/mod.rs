@@ -37,7 +37,17 @@ pub use out::{Span, is_speakable};
 
 /// How much punctuation is spoken, as in NVDA and Orca. Prosody marks are kept at every level.
 #[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum PunctuationVerbosity {
@@ -195,9 +205,10 @@ fn step(cx: &mut Ctx, i: usize) -> usize {
                 let block = cx.line == Line::Block;
                 cx.line = Line::Prose;
                 let paragraph = newlines >= 2;
-                let next_block = cx.sym(i + 1).is_some_and(|c| {
-                    matches!(c, '-' | '*' | '+' | '•' | '#' | '>' | '|' | '`')
-                }) || (cx.num(i + 1).is_some() && matches!(cx.sym(i + 2), Some('.' | ')')));
+                let next_block = cx
+                    .sym(i + 1)
+                    .is_some_and(|c| matches!(c, '-' | '*' | '+' | '•' | '#' | '>' | '|' | '`'))
+                    || (cx.num(i + 1).is_some() && matches!(cx.sym(i + 2), Some('.' | ')')));
                 if block || paragraph || cx.code || next_block {
                     let src = cx.src(i, i + 1);
                     cx.out.stop(src);

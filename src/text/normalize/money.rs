@@ -79,7 +79,11 @@ fn amount(lit: &Lit, scale: Option<&str>, c: &Currency) -> String {
         return format!("{n} {s} {}", c.many);
     }
     let whole = cardinal(&lit.int);
-    let unit = if lit.int.trim_start_matches('0') == "1" { c.one } else { c.many };
+    let unit = if lit.int.trim_start_matches('0') == "1" {
+        c.one
+    } else {
+        c.many
+    };
     match (&lit.frac, c.minor) {
         (None, _) => format!("{whole} {unit}"),
         (Some(f), Some((m1, mn))) if f.len() == 2 => {
@@ -106,7 +110,9 @@ pub fn try_prefix(cx: &mut Ctx, i: usize) -> Option<usize> {
             return None;
         }
         (c, s + 2)
-    } else if cx.word(s).is_some_and(|w| matches!(w, "US" | "A" | "C" | "NZ" | "HK"))
+    } else if cx
+        .word(s)
+        .is_some_and(|w| matches!(w, "US" | "A" | "C" | "NZ" | "HK"))
         && cx.is_sym(s + 1, '$')
     {
         (by_symbol('$')?, s + 2)

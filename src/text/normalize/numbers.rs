@@ -94,17 +94,71 @@ fn sign_ok(cx: &Ctx, i: usize) -> bool {
 
 /// Words that make a following four-digit number a quantity or an identifier, not a year.
 const NOT_YEAR_BEFORE: &[&str] = &[
-    "page", "pages", "p", "pp", "no", "number", "room", "flight", "route", "code", "pin",
-    "model", "item", "id", "line", "lines", "step", "about", "over", "under", "nearly", "almost",
-    "exactly", "approximately", "than", "of",
+    "page",
+    "pages",
+    "p",
+    "pp",
+    "no",
+    "number",
+    "room",
+    "flight",
+    "route",
+    "code",
+    "pin",
+    "model",
+    "item",
+    "id",
+    "line",
+    "lines",
+    "step",
+    "about",
+    "over",
+    "under",
+    "nearly",
+    "almost",
+    "exactly",
+    "approximately",
+    "than",
+    "of",
 ];
 
 /// Words that make a following four-digit number a year even where it could be a quantity.
 const YEAR_BEFORE: &[&str] = &[
-    "in", "since", "from", "until", "till", "by", "during", "year", "circa", "c", "ca",
-    "before", "after", "around", "early", "late", "mid", "summer", "winter", "spring", "autumn",
-    "fall", "january", "february", "march", "april", "may", "june", "july", "august",
-    "september", "october", "november", "december", "of",
+    "in",
+    "since",
+    "from",
+    "until",
+    "till",
+    "by",
+    "during",
+    "year",
+    "circa",
+    "c",
+    "ca",
+    "before",
+    "after",
+    "around",
+    "early",
+    "late",
+    "mid",
+    "summer",
+    "winter",
+    "spring",
+    "autumn",
+    "fall",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "of",
 ];
 
 fn reads_as_year(cx: &Ctx, i: usize, lit: &Lit, negative: bool) -> Option<String> {
@@ -117,7 +171,9 @@ fn reads_as_year(cx: &Ctx, i: usize, lit: &Lit, negative: bool) -> Option<String
     }
     let prev = cx.prev_word(i).map(str::to_lowercase);
     let cue = prev.as_deref().is_some_and(|p| YEAR_BEFORE.contains(&p));
-    let anti = prev.as_deref().is_some_and(|p| NOT_YEAR_BEFORE.contains(&p));
+    let anti = prev
+        .as_deref()
+        .is_some_and(|p| NOT_YEAR_BEFORE.contains(&p));
     if anti && !cue {
         return None;
     }
@@ -140,7 +196,10 @@ fn try_dotted(cx: &mut Ctx, i: usize) -> Option<usize> {
     if parts.len() < 3 {
         return None;
     }
-    let address = parts.len() == 4 && parts.iter().all(|p| p.parse::<u32>().is_ok_and(|v| v <= 255));
+    let address = parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| p.parse::<u32>().is_ok_and(|v| v <= 255));
     let joiner = if address { " dot " } else { " point " };
     let words: Vec<String> = parts.iter().map(|p| cardinal(p)).collect();
     cx.emit(&words.join(joiner), i, j);
@@ -315,7 +374,9 @@ pub fn try_number(cx: &mut Ctx, i: usize) -> Option<usize> {
         cx.num_end = e + 1;
         return Some(e + 1);
     }
-    if let Some(k) = time_date::try_day_month(cx, i, e, &lit.int).filter(|_| sign.is_empty() && lit.frac.is_none()) {
+    if let Some(k) = time_date::try_day_month(cx, i, e, &lit.int)
+        .filter(|_| sign.is_empty() && lit.frac.is_none())
+    {
         return Some(k);
     }
     // Decades: "1990s", "80s", "1990's".
@@ -340,7 +401,8 @@ pub fn try_number(cx: &mut Ctx, i: usize) -> Option<usize> {
         return Some(units::after_quantity(cx, e + 1, false));
     }
     // "3/4", "29/11", "24/7"
-    if lit.frac.is_none() && cx.is_sym(e, '/') && cx.num(e + 1).is_some() && !cx.is_sym(e + 2, '/') {
+    if lit.frac.is_none() && cx.is_sym(e, '/') && cx.num(e + 1).is_some() && !cx.is_sym(e + 2, '/')
+    {
         let b = cx.text(e + 1).to_string();
         let idiom = matches!((lit.int.as_str(), b.as_str()), ("24", "7") | ("50", "50"));
         let text = if idiom {
@@ -391,7 +453,11 @@ pub fn try_number(cx: &mut Ctx, i: usize) -> Option<usize> {
 /// A digit run glued to letters ("MP3", "COVID19"): read the digits as a number.
 pub fn plain_digits(cx: &mut Ctx, i: usize) -> usize {
     let d = cx.text(i).to_string();
-    let text = if is_digit_string(&d) { digit_by_digit(&d) } else { cardinal(&d) };
+    let text = if is_digit_string(&d) {
+        digit_by_digit(&d)
+    } else {
+        cardinal(&d)
+    };
     cx.emit(&text, i, i + 1);
     cx.num_end = i + 1;
     i + 1
@@ -401,7 +467,9 @@ pub fn plain_digits(cx: &mut Ctx, i: usize) -> usize {
 pub fn starts_number(cx: &Ctx, i: usize) -> bool {
     match cx.kind(i) {
         Some(Kind::Num) => true,
-        Some(Kind::Sym('-' | '+' | '.' | '(')) => cx.num(i + 1).is_some() || cx.sym(i).is_some_and(|c| c == '+' && cx.is_sym(i + 1, '(')),
+        Some(Kind::Sym('-' | '+' | '.' | '(')) => {
+            cx.num(i + 1).is_some() || cx.sym(i).is_some_and(|c| c == '+' && cx.is_sym(i + 1, '('))
+        }
         _ => false,
     }
 }

@@ -89,8 +89,7 @@ impl Out {
             if let Some(s) = self.spans.last_mut() {
                 s.out.end = s.out.end.min(self.text.len());
             }
-        } else if !last.is_alphabetic() && !unicode_normalization::char::is_combining_mark(last)
-        {
+        } else if !last.is_alphabetic() && !unicode_normalization::char::is_combining_mark(last) {
             return;
         }
         let start = self.text.len();

@@ -28,7 +28,9 @@ pub fn value(s: &str) -> Option<u32> {
             total += v as i64;
         }
     }
-    let total = u32::try_from(total).ok().filter(|&t| (1..4000).contains(&t))?;
+    let total = u32::try_from(total)
+        .ok()
+        .filter(|&t| (1..4000).contains(&t))?;
     (to_roman(total) == s).then_some(total)
 }
 
@@ -67,11 +69,45 @@ const TITLES: &[&str] = &[
 
 /// Names that take regnal ordinals ("Henry the eighth").
 const REGNAL: &[&str] = &[
-    "Alexander", "Alfonso", "Benedict", "Catherine", "Charles", "Clement", "Constantine",
-    "Edward", "Elizabeth", "Ferdinand", "Francis", "Frederick", "George", "Gregory", "Gustav",
-    "Henry", "Innocent", "Ivan", "James", "John", "Leo", "Louis", "Ludwig", "Mary", "Napoleon",
-    "Nicholas", "Paul", "Peter", "Philip", "Pius", "Ramesses", "Richard", "Robert", "Rudolf",
-    "Stephen", "Urban", "Victor", "Wilhelm", "William",
+    "Alexander",
+    "Alfonso",
+    "Benedict",
+    "Catherine",
+    "Charles",
+    "Clement",
+    "Constantine",
+    "Edward",
+    "Elizabeth",
+    "Ferdinand",
+    "Francis",
+    "Frederick",
+    "George",
+    "Gregory",
+    "Gustav",
+    "Henry",
+    "Innocent",
+    "Ivan",
+    "James",
+    "John",
+    "Leo",
+    "Louis",
+    "Ludwig",
+    "Mary",
+    "Napoleon",
+    "Nicholas",
+    "Paul",
+    "Peter",
+    "Philip",
+    "Pius",
+    "Ramesses",
+    "Richard",
+    "Robert",
+    "Rudolf",
+    "Stephen",
+    "Urban",
+    "Victor",
+    "Wilhelm",
+    "William",
 ];
 
 pub fn try_roman(cx: &mut Ctx, i: usize) -> Option<usize> {

@@ -112,8 +112,15 @@ pub fn try_symbol(cx: &mut Ctx, i: usize) -> Option<usize> {
             }
             let ellipsis = c == '…' || j - i >= 2;
             // "Node.js", "file.txt": a dot inside a word.
-            if !ellipsis && i > 0 && !cx.boundary(i - 1) && cx.word(i + 1).is_some() && cx.word(i - 1).is_some() {
-                let lower = cx.word(i + 1).is_some_and(|w| w.starts_with(char::is_lowercase));
+            if !ellipsis
+                && i > 0
+                && !cx.boundary(i - 1)
+                && cx.word(i + 1).is_some()
+                && cx.word(i - 1).is_some()
+            {
+                let lower = cx
+                    .word(i + 1)
+                    .is_some_and(|w| w.starts_with(char::is_lowercase));
                 if lower {
                     cx.emit("dot", i, i + 1);
                     return Some(i + 1);
@@ -138,7 +145,13 @@ pub fn try_symbol(cx: &mut Ctx, i: usize) -> Option<usize> {
             while matches!(cx.sym(j), Some('?' | '!')) {
                 j += 1;
             }
-            say(cx, if c == '?' { "question" } else { "bang" }, V::All, i, i + 1);
+            say(
+                cx,
+                if c == '?' { "question" } else { "bang" },
+                V::All,
+                i,
+                i + 1,
+            );
             cx.out.punct(c, cx.src(i, j));
             Some(j)
         }
@@ -214,8 +227,12 @@ pub fn try_symbol(cx: &mut Ctx, i: usize) -> Option<usize> {
             let spoken = say(cx, info(c)?.0, V::Most, i, i + 1);
             if is_open_or_close(c) && (!spoken || all) && cx.out.ends_with_word() {
                 // Brackets are heard as a short pause.
-                let next_is_punct = matches!(cx.sym(cx.skip_gap(i + 1)), Some('.' | ',' | ';' | ':' | '?' | '!'));
-                if !next_is_punct && !(matches!(c, '(' | '[' | '{') && i > 0 && !cx.boundary(i - 1)) {
+                let next_is_punct = matches!(
+                    cx.sym(cx.skip_gap(i + 1)),
+                    Some('.' | ',' | ';' | ':' | '?' | '!')
+                );
+                if !next_is_punct && !(matches!(c, '(' | '[' | '{') && i > 0 && !cx.boundary(i - 1))
+                {
                     cx.out.pause(src);
                 }
             }

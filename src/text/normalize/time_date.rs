@@ -29,11 +29,13 @@ pub fn month(w: &str) -> Option<u32> {
     if l == "sept" {
         return Some(9);
     }
-    MONTHS.iter().position(|m| {
-        let m = m.to_ascii_lowercase();
-        l == m || (l.len() == 3 && m.starts_with(&l))
-    })
-    .map(|p| p as u32 + 1)
+    MONTHS
+        .iter()
+        .position(|m| {
+            let m = m.to_ascii_lowercase();
+            l == m || (l.len() == 3 && m.starts_with(&l))
+        })
+        .map(|p| p as u32 + 1)
 }
 
 fn month_name(m: u32) -> &'static str {
@@ -95,10 +97,18 @@ fn meridiem(cx: &Ctx, k: usize) -> Option<(usize, &'static str)> {
     }
     // "a.m." / "p.m." (the final dot is left for the sentence logic when it ends one).
     let l = w.to_ascii_lowercase();
-    if (l == "a" || l == "p") && cx.is_sym(k + 1, '.') && cx.word(k + 2).is_some_and(|m| m.eq_ignore_ascii_case("m")) {
+    if (l == "a" || l == "p")
+        && cx.is_sym(k + 1, '.')
+        && cx.word(k + 2).is_some_and(|m| m.eq_ignore_ascii_case("m"))
+    {
         let r = if l == "a" { "A.M" } else { "P.M" };
         let mut end = k + 3;
-        if cx.is_sym(end, '.') && !matches!(cx.next_start(end + 1), super::ctx::Next::End | super::ctx::Next::Starter) {
+        if cx.is_sym(end, '.')
+            && !matches!(
+                cx.next_start(end + 1),
+                super::ctx::Next::End | super::ctx::Next::Starter
+            )
+        {
             end += 1;
         }
         return Some((end, r));
@@ -144,7 +154,11 @@ pub fn try_time(cx: &mut Ctx, i: usize) -> Option<usize> {
     if m > 59 || secs.is_some_and(|s| s > 59) || h > 24 || (mer.is_some() && (h > 12 || h == 0)) {
         return None;
     }
-    let mut text = format!("{} {}", cardinal(&h.to_string()), minutes_words(h, m, mer.is_some()));
+    let mut text = format!(
+        "{} {}",
+        cardinal(&h.to_string()),
+        minutes_words(h, m, mer.is_some())
+    );
     if let Some(s) = secs {
         let unit = if s == 1 { "second" } else { "seconds" };
         text = format!("{text} and {} {unit}", cardinal(&s.to_string()));
@@ -205,11 +219,19 @@ pub fn try_day_month(cx: &mut Ctx, i: usize, j: usize, d: &str) -> Option<usize>
         return None;
     }
     let mut e = j + 2;
-    if cx.is_sym(e, '.') && cx.word(j + 1).is_some_and(|w| w.len() <= 4) && cx.next_start(e + 1) != super::ctx::Next::End {
+    if cx.is_sym(e, '.')
+        && cx.word(j + 1).is_some_and(|w| w.len() <= 4)
+        && cx.next_start(e + 1) != super::ctx::Next::End
+    {
         e += 1;
     }
     let y = trailing_year(cx, e);
-    let text = date_words(DateOrder::DayMonth, m, day, y.as_ref().map(|(_, y)| y.as_str()));
+    let text = date_words(
+        DateOrder::DayMonth,
+        m,
+        day,
+        y.as_ref().map(|(_, y)| y.as_str()),
+    );
     let end = y.map_or(e, |(k, _)| k);
     cx.emit(&text, i, end);
     cx.num_end = end;
@@ -228,17 +250,28 @@ pub fn try_month_day(cx: &mut Ctx, i: usize) -> Option<usize> {
     }
     let d = cx.num(k + 1)?;
     let day: u32 = d.parse().ok()?;
-    if d.len() > 2 || !valid(m, day) || matches!(cx.sym(k + 2), Some(':' | '.' | '/' | ',' )) && cx.num(k + 3).is_some() {
+    if d.len() > 2
+        || !valid(m, day)
+        || matches!(cx.sym(k + 2), Some(':' | '.' | '/' | ',')) && cx.num(k + 3).is_some()
+    {
         return None;
     }
     let mut e = k + 2;
-    if cx.word(e).is_some_and(|s| matches!(s, "st" | "nd" | "rd" | "th")) {
+    if cx
+        .word(e)
+        .is_some_and(|s| matches!(s, "st" | "nd" | "rd" | "th"))
+    {
         e += 1;
     } else if cx.word(e).is_some() || cx.num(e).is_some() {
         return None;
     }
     let y = trailing_year(cx, e);
-    let text = date_words(DateOrder::MonthDay, m, day, y.as_ref().map(|(_, y)| y.as_str()));
+    let text = date_words(
+        DateOrder::MonthDay,
+        m,
+        day,
+        y.as_ref().map(|(_, y)| y.as_str()),
+    );
     let end = y.map_or(e, |(k, _)| k);
     cx.emit(&text, i, end);
     cx.num_end = end;

@@ -9,8 +9,8 @@ use super::words::{cardinal, digit_by_digit};
 /// or "Node.js" are not addresses.
 const TLDS: &[&str] = &[
     "com", "org", "net", "edu", "gov", "io", "dev", "app", "ai", "co", "uk", "de", "fr", "nl",
-    "eu", "ca", "au", "us", "info", "biz", "me", "tv", "ly", "gg", "xyz", "ch", "se", "no",
-    "es", "it", "jp", "in", "nz", "ie", "be", "at", "fm", "int", "mil",
+    "eu", "ca", "au", "us", "info", "biz", "me", "tv", "ly", "gg", "xyz", "ch", "se", "no", "es",
+    "it", "jp", "in", "nz", "ie", "be", "at", "fm", "int", "mil",
 ];
 
 /// The chunk of input starting at token `i`: tokens up to whitespace, minus trailing
@@ -20,7 +20,12 @@ fn chunk(cx: &Ctx, i: usize) -> (usize, String) {
     while j < cx.len() && !cx.boundary(j) {
         j += 1;
     }
-    while j > i && matches!(cx.sym(j - 1), Some('.' | ',' | ';' | ':' | '!' | '?' | ')' | ']' | '}' | '"' | '\'' | '>')) {
+    while j > i
+        && matches!(
+            cx.sym(j - 1),
+            Some('.' | ',' | ';' | ':' | '!' | '?' | ')' | ']' | '}' | '"' | '\'' | '>')
+        )
+    {
         // Keep a closing bracket that has its opener inside the URL.
         let c = cx.sym(j - 1);
         if c == Some(')') && (i..j - 1).any(|k| cx.is_sym(k, '(')) {
@@ -65,7 +70,11 @@ fn label_words(label: &str) -> String {
 }
 
 fn num_words(d: &str) -> String {
-    if d.len() > 4 || d.starts_with('0') { digit_by_digit(d) } else { cardinal(d) }
+    if d.len() > 4 || d.starts_with('0') {
+        digit_by_digit(d)
+    } else {
+        cardinal(d)
+    }
 }
 
 fn host_words(host: &str) -> String {
@@ -80,9 +89,9 @@ fn host_words(host: &str) -> String {
 fn is_host(h: &str) -> bool {
     let labels: Vec<&str> = h.split('.').collect();
     labels.len() >= 2
-        && labels.iter().all(|l| {
-            !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-')
-        })
+        && labels
+            .iter()
+            .all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
 }
 
 fn email_words(local: &str, host: &str) -> String {
@@ -117,7 +126,12 @@ fn is_long_code(s: &str) -> bool {
     let dashes = body.chars().filter(|&c| c == '-').count();
     let digits = body.chars().filter(char::is_ascii_digit).count();
     let letters = body.chars().filter(char::is_ascii_alphabetic).count();
-    if hex + dashes == body.len() && hex >= 12 && digits >= 2 && letters >= 1 && (dashes == 0 || dashes == 4) {
+    if hex + dashes == body.len()
+        && hex >= 12
+        && digits >= 2
+        && letters >= 1
+        && (dashes == 0 || dashes == 4)
+    {
         return true;
     }
     // Long random-looking tokens: many switches between letters and digits.
@@ -127,7 +141,9 @@ fn is_long_code(s: &str) -> bool {
         .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
         .count();
     body.len() >= 20
-        && body.chars().all(|c| c.is_ascii_alphanumeric() || "_-+/=".contains(c))
+        && body
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-+/=".contains(c))
         && switches >= 6
 }
 
@@ -147,10 +163,16 @@ pub fn try_url(cx: &mut Ctx, i: usize) -> Option<usize> {
         let (local, host) = (&s[..at], &s[at + 1..]);
         let local = local.strip_prefix("mailto:").unwrap_or(local);
         if !local.is_empty()
-            && local.chars().all(|c| c.is_alphanumeric() || "._%+-".contains(c))
+            && local
+                .chars()
+                .all(|c| c.is_alphanumeric() || "._%+-".contains(c))
             && is_host(host)
         {
-            let text = if link { "e-mail address".to_string() } else { email_words(local, host) };
+            let text = if link {
+                "e-mail address".to_string()
+            } else {
+                email_words(local, host)
+            };
             cx.emit(&text, i, j);
             return Some(j);
         }
@@ -165,7 +187,10 @@ pub fn try_url(cx: &mut Ctx, i: usize) -> Option<usize> {
             // A bare domain: "example.com", "docs.rs/regex".
             let h = s.split('/').next().unwrap_or("");
             let tld = h.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-            if !(is_host(h) && TLDS.contains(&tld.as_str()) && h.starts_with(|c: char| c.is_alphanumeric())) {
+            if !(is_host(h)
+                && TLDS.contains(&tld.as_str())
+                && h.starts_with(|c: char| c.is_alphanumeric()))
+            {
                 if is_long_code(&s) {
                     cx.emit("a long code", i, j);
                     return Some(j);
