@@ -231,8 +231,9 @@ pub fn try_symbol(cx: &mut Ctx, i: usize) -> Option<usize> {
                     cx.sym(cx.skip_gap(i + 1)),
                     Some('.' | ',' | ';' | ':' | '?' | '!')
                 );
-                if !next_is_punct && !(matches!(c, '(' | '[' | '{') && i > 0 && !cx.boundary(i - 1))
-                {
+                // "f(x)": an opening bracket glued to a word is no pause.
+                let glued_open = matches!(c, '(' | '[' | '{') && i > 0 && !cx.boundary(i - 1);
+                if !next_is_punct && !glued_open {
                     cx.out.pause(src);
                 }
             }
