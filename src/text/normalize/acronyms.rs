@@ -7,7 +7,7 @@ use super::ctx::Ctx;
 
 /// Pronounceable-looking but spelled.
 const SPELLED: &[&str] = &[
-    "MIT", "GOP", "URL", "LED", "USB", "SOS", "HIV", "ASAP", "UEFA", "UFO", "IOS", "CEO",
+    "MIT", "GOP", "URL", "LED", "USB", "SOS", "HIV", "ASAP", "UEFA", "UFO", "IOS", "CEO", "NYC",
 ];
 
 /// Read as words although the heuristic would spell them, or read specially.
@@ -70,7 +70,7 @@ pub fn pronounceable(w: &str) -> bool {
     let coda = (0..n).rev().take_while(|&k| !is_vowel(s, k)).count();
     let onset_ok = onset <= 1 && !(onset == 1 && s[0] == b'x') || ONSETS.contains(&&w[..onset]);
     let coda_ok = coda == 0
-        || (coda == 1 && !matches!(s[n - 1], b'q' | b'j' | b'h' | b'v' | b'c'))
+        || (coda == 1 && !matches!(s[n - 1], b'q' | b'j' | b'h' | b'v'))
         || CODAS.contains(&&w[n - coda..]);
     // Inner runs: at most three consonants, at most two vowels.
     let (mut cons, mut vows, mut max_c, mut max_v) = (0, 0, 0, 0);
