@@ -35,6 +35,11 @@ pub struct SpeakArgs {
     /// Comma-separated phoneme ids; bypasses the text front-end.
     #[arg(long, value_delimiter = ',', conflicts_with = "text")]
     ids: Option<Vec<i64>>,
+    /// Send the text to espeak as it is, without normalising it.
+    #[arg(long)]
+    raw: bool,
+    #[command(flatten)]
+    norm: super::text_cmd::NormArgs,
     /// The text to speak, or `-` to read stdin.
     text: Option<String>,
 }
@@ -58,6 +63,8 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
         synth.scales.noise_w = x;
     }
     synth.seed = args.seed;
+    synth.normalize = !args.raw;
+    synth.segment.normalize = args.norm.options()?;
     let rate = synth.voice.config.sample_rate;
     let text = match &args.ids {
         Some(_) => None,
