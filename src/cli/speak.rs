@@ -7,6 +7,9 @@ use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 
+/// Segment budget for file output: long enough for any real sentence.
+const FILE_SEGMENT_CHARS: usize = 2000;
+
 #[derive(Args)]
 pub struct SpeakArgs {
     /// Voice name (in the voice folder) or path to a voice folder.
@@ -65,6 +68,12 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
     synth.seed = args.seed;
     synth.normalize = !args.raw;
     synth.segment.normalize = args.norm.options()?;
+    if args.out.is_some() {
+        // A file has no onset to protect: keep whole sentences, so prosody (and the samples)
+        // are exactly what Piper makes of each sentence.
+        synth.segment.max_chars = FILE_SEGMENT_CHARS;
+        synth.segment.first_max_chars = FILE_SEGMENT_CHARS;
+    }
     let rate = synth.voice.config.sample_rate;
     let text = match &args.ids {
         Some(_) => None,
