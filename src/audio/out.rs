@@ -546,6 +546,8 @@ impl Callback {
             self.marks.clear();
             self.acked = flush_req;
             self.seen_stop = stop;
+            // The ring is empty because of the stop, not because the engine was late.
+            self.starving = true;
             sh.flush_ack.store(flush_req, Ordering::Release);
             if !paused {
                 self.gain = 1.0;

@@ -46,6 +46,9 @@ pub struct BenchArgs {
     /// With --onset: how long each utterance plays before the next interrupts it.
     #[arg(long, default_value_t = 2000)]
     play_ms: u64,
+    /// Instead: time the text normaliser and segmenter on 1 MB of mixed text (no voice needed).
+    #[arg(long)]
+    normalize: bool,
 }
 
 #[derive(Serialize, Clone, Copy)]
@@ -120,6 +123,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         args.runs >= 1 && args.full_runs >= 1,
         "--runs must be at least 1"
     );
+    if args.normalize {
+        return super::bench_text::run(args.json);
+    }
     let voice = Voice::load(args.voice.as_deref())?;
     let synth = Synthesizer::new(voice, args.backend)?;
     let rate = synth.voice.config.sample_rate as f64;

@@ -3,6 +3,7 @@
 
 mod bench;
 mod bench_onset;
+mod bench_text;
 mod follow;
 mod speak;
 mod text_cmd;

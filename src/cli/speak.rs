@@ -31,6 +31,9 @@ pub struct SpeakArgs {
     text: Option<String>,
 }
 
+/// Segment budget for file output: long enough for any real sentence.
+const FILE_SEGMENT_CHARS: usize = 2000;
+
 /// Time for the device's own buffer to play out after the last sample left the callback.
 pub(super) const DEVICE_TAIL: Duration = Duration::from_millis(250);
 
@@ -46,6 +49,14 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
     let mut synth = Synthesizer::new(voice, args.voice.backend)?;
     args.voice.apply(&mut synth.scales)?;
     synth.seed = args.voice.seed;
+    synth.normalize = !args.voice.raw;
+    synth.segment.normalize = args.voice.norm.options()?;
+    if args.out.is_some() {
+        // A file has no onset to protect: keep whole sentences, so prosody (and the samples)
+        // are exactly what Piper makes of each sentence.
+        synth.segment.max_chars = FILE_SEGMENT_CHARS;
+        synth.segment.first_max_chars = FILE_SEGMENT_CHARS;
+    }
     let rate = synth.voice.config.sample_rate;
     let speak = |sink: &mut dyn FnMut(&[f32]) -> Result<(), String>| match (&args.ids, &text) {
         (Some(ids), _) => synth.speak_ids(ids, sink),

@@ -24,6 +24,11 @@ pub struct VoiceArgs {
     /// Seed for the noise generator.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Send the text to espeak as it is, without normalising it.
+    #[arg(long)]
+    pub raw: bool,
+    #[command(flatten)]
+    pub norm: super::text_cmd::NormArgs,
 }
 
 impl VoiceArgs {
@@ -65,6 +70,8 @@ impl VoiceArgs {
         cfg.backend = self.backend;
         cfg.output = Output::Device;
         cfg.settings = settings;
+        cfg.normalize = !self.raw;
+        cfg.segment.normalize = self.norm.options()?;
         Ok(cfg)
     }
 }

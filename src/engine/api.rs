@@ -77,6 +77,10 @@ pub struct EngineConfig {
     pub emit_chunks: bool,
     /// Segments the phoneme queue holds before the phonemiser waits.
     pub queue_capacity: usize,
+    /// Normalise text (numbers, abbreviations, …) before phonemising; `false` sends it raw.
+    pub normalize: bool,
+    /// Segmenter settings (normaliser options, segment lengths, the short first segment).
+    pub segment: crate::text::segment::SegmentOptions,
 }
 
 impl EngineConfig {
@@ -89,6 +93,8 @@ impl EngineConfig {
             settings,
             emit_chunks: false,
             queue_capacity: 16,
+            normalize: true,
+            segment: Default::default(),
         }
     }
 }
@@ -231,6 +237,10 @@ impl Engine {
         };
         let producer_thread = producer::spawn(
             Arc::clone(&config.voice),
+            super::segment::Segmenter {
+                normalize: config.normalize,
+                options: config.segment.clone(),
+            },
             Arc::clone(&control),
             job_rx,
             cmd_tx.clone(),

@@ -75,6 +75,9 @@ pub struct Synthesizer {
     pub voice: Voice,
     pub scales: Scales,
     pub seed: u64,
+    /// Normalise and segment text before phonemising (`false`: raw text straight to espeak).
+    pub normalize: bool,
+    pub segment: text::segment::SegmentOptions,
 }
 
 impl Synthesizer {
@@ -87,6 +90,8 @@ impl Synthesizer {
             voice,
             scales,
             seed: 0,
+            normalize: true,
+            segment: Default::default(),
         })
     }
 
@@ -101,8 +106,18 @@ impl Synthesizer {
         }
         let cfg = &self.voice.config;
         let mut report = SpeakReport::default();
-        for range in text::split_sentences(raw, MAX_PIECE_CHARS) {
-            let piece = &raw[range];
+        let pieces: Vec<String> = if self.normalize {
+            text::segment::segments(raw, &self.segment)
+                .into_iter()
+                .map(|s| s.text)
+                .collect()
+        } else {
+            text::split_sentences(raw, MAX_PIECE_CHARS)
+                .into_iter()
+                .map(|r| raw[r].to_string())
+                .collect()
+        };
+        for piece in &pieces {
             for sentence in text::text_to_ids(piece, &cfg.espeak_voice, &cfg.phoneme_id_map)? {
                 // BOS, PAD, EOS alone: nothing audible to say.
                 if sentence.ids.len() <= 3 {

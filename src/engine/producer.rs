@@ -3,7 +3,7 @@
 
 use super::EngineError;
 use super::api::{Control, Event, UtteranceId};
-use super::segment::segments;
+use super::segment::Segmenter;
 use super::worker::{Cmd, Item};
 use crate::text;
 use crate::voice::Voice;
@@ -44,6 +44,7 @@ struct Carry {
 
 struct Producer {
     voice: Arc<Voice>,
+    segmenter: Segmenter,
     control: Arc<Control>,
     wake: mpsc::Sender<Cmd>,
     events: tokio::sync::mpsc::UnboundedSender<Event>,
@@ -53,6 +54,7 @@ struct Producer {
 
 pub(crate) fn spawn(
     voice: Arc<Voice>,
+    segmenter: Segmenter,
     control: Arc<Control>,
     jobs: mpsc::Receiver<Job>,
     wake: mpsc::Sender<Cmd>,
@@ -60,6 +62,7 @@ pub(crate) fn spawn(
 ) -> Result<std::thread::JoinHandle<()>, EngineError> {
     let mut p = Producer {
         voice,
+        segmenter,
         control,
         wake,
         events,
@@ -163,7 +166,7 @@ impl Producer {
         if self.next_index.0 != c.id {
             self.next_index = (c.id, 0);
         }
-        for seg in segments(text, c.first) {
+        for seg in self.segmenter.segments(text, c.first) {
             if c.epoch != self.epoch() {
                 return;
             }
@@ -181,9 +184,19 @@ impl Producer {
                         continue;
                     }
                 };
+            // Sub-ranges are only meaningful when the segment is the input verbatim (not
+            // normalised); otherwise each sentence reports the whole segment.
+            let verbatim = text.get(seg.range.clone()) == Some(seg.text.as_str());
             for s in sentences {
-                let start = c.base + seg.range.start + s.text_range.start;
-                let end = c.base + seg.range.start + s.text_range.end;
+                let (start, end) = if verbatim {
+                    (
+                        seg.range.start + s.text_range.start,
+                        seg.range.start + s.text_range.end,
+                    )
+                } else {
+                    (seg.range.start, seg.range.end)
+                };
+                let (start, end) = (c.base + start, c.base + end);
                 let index = self.next_index.1;
                 self.next_index.1 += 1;
                 self.push(Item::Segment {

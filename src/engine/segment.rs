@@ -2,10 +2,39 @@
 //!
 //! Sentences (as the text front-end splits them), with a long first sentence cut at its first
 //! clause boundary so the first audio comes quickly while the clause keeps its prosody.
-//! This is the one place to swap in the normalising segmenter (`text::segment`).
+//! With normalisation on (the default) this is the text front-end's segmenter
+//! (`text::segment`); `raw` text uses the small splitter below.
 
 use crate::text;
+use crate::text::segment::SegmentOptions;
 use std::ops::Range;
+
+/// How the engine cuts text.
+#[derive(Clone, Debug, Default)]
+pub struct Segmenter {
+    pub normalize: bool,
+    pub options: SegmentOptions,
+}
+
+impl Segmenter {
+    /// Segments of `text`; `first` asks for a short first segment (start of an utterance).
+    pub fn segments(&self, text: &str, first: bool) -> Vec<Segment> {
+        if !self.normalize {
+            return segments(text, first);
+        }
+        let mut opts = self.options.clone();
+        if !first {
+            opts.first_max_chars = opts.max_chars;
+        }
+        text::segment::segments(text, &opts)
+            .into_iter()
+            .map(|s| Segment {
+                range: s.range,
+                text: s.text,
+            })
+            .collect()
+    }
+}
 
 /// A piece to synthesise.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,7 +52,7 @@ const FIRST_MAX_CHARS: usize = 60;
 /// …but not before this many characters, so the first piece still has a natural phrase.
 const FIRST_MIN_CHARS: usize = 12;
 
-/// Segments of `text`; `first` asks for a short first segment (start of an utterance).
+/// Raw-text segments of `text`; `first` asks for a short first segment.
 pub fn segments(text: &str, first: bool) -> Vec<Segment> {
     let mut out = Vec::new();
     for (i, range) in text::split_sentences(text, MAX_SENTENCE_CHARS)
