@@ -1,6 +1,7 @@
 //! CPU building blocks on channels-first `[C, T]` tensors. Convolutions are expressed as
 //! strided GEMMs (one per kernel tap) so no im2col buffer is ever built.
 
+use super::direct::{ConvDims, conv_valid_acc_raw};
 use crate::model::tensor::Tensor;
 use gemm::Parallelism;
 
@@ -287,8 +288,10 @@ fn for_each_tile(
 /// LeakyReLU(`pre_slope`) when given (applied to the input, as in `conv(lrelu(x))`), stride 1,
 /// zero padding `pad`. Same shapes as [`conv1d`]; `residual` must have the output's shape.
 ///
-/// Time is cut into tiles; each builds an im2col block `[Cin·K, tile]` (small enough for L2)
-/// and runs one GEMM with the weight viewed as `[Cout, Cin·K]`. Tiles run in parallel.
+/// Time is cut into tiles (in parallel when worth it). Each tile starts from residual + bias
+/// and runs the direct kernel of [`super::direct`] on its input columns; those are read in
+/// place when no padding or activation is needed, else copied once into a padded,
+/// activated scratch block small enough for L2.
 pub fn conv1d_fused(
     x: &Tensor,
     w: &Tensor,
@@ -313,76 +316,94 @@ pub fn conv1d_fused(
     if let Some(b) = bias {
         assert_eq!(b.len(), cout, "bias length does not match output channels");
     }
-    // Zeroed lazily by the allocator; each tile first writes residual + bias into its columns.
     let mut out = Tensor::zeros(vec![cout, t_out]);
-    let rows = cin * k;
-    let tile = tile_columns(rows, t_out);
+    if t_out == 0 || cout == 0 {
+        return out;
+    }
+    let in_place = pad == 0 && pre_slope.is_none();
+    let macs = cout * cin * k * t_out;
+    let tile = conv_tile_columns(if in_place { 0 } else { cin }, span, t_out, macs);
     let dst = SharedOut(out.data.as_mut_ptr());
-    for_each_tile(t_out, tile, cout * rows * t_out, |o0, o1, col| {
+    for_each_tile(t_out, tile, macs, |o0, o1, buf| {
         let n = o1 - o0;
-        col.clear();
-        col.resize(rows * n, 0.0);
-        for ci in 0..cin {
-            let xr = &x.data[ci * t..(ci + 1) * t];
-            for tap in 0..k {
-                let dstrow = &mut col[(ci * k + tap) * n..(ci * k + tap + 1) * n];
-                // Column o reads x[o + tap·dil − pad] when that is inside [0, T).
-                let shift = (tap * dilation) as isize - pad as isize;
-                let lo = (-(o0 as isize) - shift).clamp(0, n as isize) as usize;
-                let hi = (t as isize - o0 as isize - shift).clamp(lo as isize, n as isize) as usize;
-                if lo == hi {
-                    continue;
-                }
-                let src = &xr[(o0 as isize + lo as isize + shift) as usize..][..hi - lo];
-                match pre_slope {
-                    Some(sl) => dstrow[lo..hi]
-                        .iter_mut()
-                        .zip(src)
-                        .for_each(|(d, &v)| *d = if v < 0.0 { v * sl } else { v }),
-                    None => dstrow[lo..hi].copy_from_slice(src),
-                }
+        for co in 0..cout {
+            let b = bias.map_or(0.0, |b| b.data[co]);
+            // SAFETY: columns [o0, o1) of row `co`, owned by this tile.
+            let row = unsafe { std::slice::from_raw_parts_mut(dst.ptr().add(co * t_out + o0), n) };
+            match residual {
+                Some(r) => row
+                    .iter_mut()
+                    .zip(&r.data[co * t_out + o0..co * t_out + o1])
+                    .for_each(|(d, &v)| *d = v + b),
+                None => row.fill(b),
             }
         }
-        if residual.is_some() || bias.is_some() {
-            for co in 0..cout {
-                let b = bias.map_or(0.0, |b| b.data[co]);
-                // SAFETY: columns [o0, o1) of row `co`, owned by this tile.
-                let row =
-                    unsafe { std::slice::from_raw_parts_mut(dst.ptr().add(co * t_out + o0), n) };
-                match residual {
-                    Some(r) => row
-                        .iter_mut()
-                        .zip(&r.data[co * t_out + o0..co * t_out + o1])
-                        .for_each(|(d, &v)| *d = v + b),
-                    None => row.fill(b),
-                }
-            }
-        }
-        // SAFETY: this tile writes only columns [o0, o1) of `out`; `col` is rows × n.
+        let d = ConvDims {
+            cin,
+            cout,
+            k,
+            dil: dilation,
+            n,
+        };
+        let (src, xs) = if in_place {
+            (&x.data[o0..], t)
+        } else {
+            padded_block(x, o0 as isize - pad as isize, d.in_cols(), pre_slope, buf);
+            (&buf[..], d.in_cols())
+        };
+        assert!(src.len() >= (cin - 1) * xs + d.in_cols());
+        // SAFETY: input bounds asserted above; this tile writes only columns [o0, o1) of
+        // rows < cout of `out`, which no other tile touches and no input aliases.
         unsafe {
-            gemm_strided_serial(
-                cout,
-                n,
-                rows,
-                dst.ptr().add(o0),
-                View {
-                    rs: t_out as isize,
-                    cs: 1,
-                },
+            conv_valid_acc_raw(
+                src.as_ptr(),
+                xs,
                 w.data.as_ptr(),
-                View {
-                    rs: rows as isize,
-                    cs: 1,
-                },
-                col.as_ptr(),
-                View {
-                    rs: n as isize,
-                    cs: 1,
-                },
-            );
-        }
+                d,
+                dst.ptr().add(o0),
+                t_out,
+            )
+        };
     });
     out
+}
+
+/// Copies columns `[c0, c0 + width)` of `x` into `buf` as `[Cin, width]`, zero outside
+/// `[0, T)`, through LeakyReLU(`slope`) when given.
+fn padded_block(x: &Tensor, c0: isize, width: usize, slope: Option<f32>, buf: &mut Vec<f32>) {
+    let (cin, t) = (x.dim(0), x.dim(1));
+    buf.clear();
+    buf.resize(cin * width, 0.0);
+    let lo = (-c0).clamp(0, width as isize) as usize;
+    let hi = (t as isize - c0).clamp(lo as isize, width as isize) as usize;
+    if lo == hi {
+        return;
+    }
+    for (ci, dst) in buf.chunks_exact_mut(width).enumerate() {
+        let src = &x.data[ci * t + (c0 + lo as isize) as usize..][..hi - lo];
+        let dst = &mut dst[lo..hi];
+        match slope {
+            Some(sl) => dst
+                .iter_mut()
+                .zip(src)
+                .for_each(|(d, &v)| *d = if v < 0.0 { v * sl } else { v }),
+            None => dst.copy_from_slice(src),
+        }
+    }
+}
+
+/// Output columns per conv tile: the tile's copied input (`rows` × columns) fits in L2, and
+/// when the work runs in parallel the tile count is a multiple of the thread count so both
+/// cores finish together.
+fn conv_tile_columns(rows: usize, span: usize, total: usize, macs: usize) -> usize {
+    const BUDGET: usize = 64 * 1024; // floats
+    let fit = (BUDGET / rows.max(1)).saturating_sub(span).clamp(48, 4096);
+    let mut tiles = total.div_ceil(fit);
+    if macs >= PARALLEL_MACS {
+        let th = rayon::current_num_threads().max(1);
+        tiles = tiles.max(th).div_ceil(th) * th;
+    }
+    total.div_ceil(tiles).next_multiple_of(16)
 }
 
 /// Transposed 1-D convolution, same contract as [`conv_transpose1d`], computed per output
