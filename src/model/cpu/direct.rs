@@ -106,7 +106,9 @@ unsafe fn conv_portable(
     }
 }
 
+// Register tiles are indexed by row and vector; index loops read clearer than zipped iterators.
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::needless_range_loop)]
 mod x86 {
     use super::ConvDims;
     use std::arch::x86_64::*;
