@@ -36,7 +36,7 @@ pub fn wavenet(w: &Weights, d: &ModelDims, prefix: &str, x: &Tensor) -> Result<T
     let k = d.flow_kernel_size;
     let layers = d.flow_wn_layers;
     check_input(x, h, "wavenet")?;
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         return Err(ModelError::Input(format!("wavenet: even kernel size {k}")));
     }
     let t = x.dim(1);
@@ -103,7 +103,7 @@ pub fn coupling_mean(w: &Weights, d: &ModelDims, c: usize, x0: &Tensor) -> Resul
 pub fn coupling_reverse(w: &Weights, d: &ModelDims, c: usize, x: &Tensor) -> Result<Tensor> {
     let ch = d.inter_channels;
     check_input(x, ch, "coupling_reverse")?;
-    if ch % 2 != 0 {
+    if !ch.is_multiple_of(2) {
         return Err(ModelError::Input(format!(
             "coupling: odd channel count {ch}"
         )));
