@@ -9,9 +9,11 @@ pub mod flow;
 pub mod noise;
 pub mod ops;
 pub mod pipeline;
+pub mod polyphase;
 pub mod spline;
 #[cfg(test)]
 pub(crate) mod testutil;
+mod tiles;
 
 use crate::voice::WeightsError;
 
