@@ -14,6 +14,7 @@ pub mod spline;
 #[cfg(test)]
 pub(crate) mod testutil;
 mod tiles;
+mod upsample;
 
 use crate::voice::WeightsError;
 

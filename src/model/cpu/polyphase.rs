@@ -68,6 +68,10 @@ impl Polyphase {
         }
     }
 
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
     /// Output length for `t` input columns.
     pub fn out_len(&self, t: usize) -> usize {
         assert!(
