@@ -118,14 +118,11 @@ impl Polyphase {
     ) {
         let (cout, s, n) = (self.cout, self.stride, nq);
         let pbuf = &mut scratch.phases;
-        pbuf.clear();
         pbuf.resize(s * cout * n, 0.0);
         for (r, ph) in self.phases.iter().enumerate() {
             let block = &mut pbuf[r * cout * n..(r + 1) * cout * n];
-            if let Some(b) = bias {
-                for (row, &bv) in block.chunks_exact_mut(n).zip(&b.data) {
-                    row.fill(bv);
-                }
+            for (co, row) in block.chunks_exact_mut(n).enumerate() {
+                row.fill(bias.map_or(0.0, |b| b.data[co]));
             }
             if ph.taps == 0 {
                 continue;

@@ -75,16 +75,18 @@ pub(crate) fn padded_block(
     buf: &mut Vec<f32>,
 ) {
     let rows = x.len() / t.max(1);
-    buf.clear();
+    // Old contents are overwritten row by row; resizing only to avoid a memset per tile.
     buf.resize(rows * width, 0.0);
     let lo = (-c0).clamp(0, width as isize) as usize;
     let hi = (t as isize - c0).clamp(lo as isize, width as isize) as usize;
-    if lo == hi {
-        return;
-    }
-    for (ci, dst) in buf.chunks_exact_mut(width).enumerate() {
+    for (ci, row) in buf.chunks_exact_mut(width).enumerate() {
+        row[..lo].fill(0.0);
+        row[hi..].fill(0.0);
+        if lo == hi {
+            continue;
+        }
         let src = &x[ci * t + (c0 + lo as isize) as usize..][..hi - lo];
-        let dst = &mut dst[lo..hi];
+        let dst = &mut row[lo..hi];
         match slope {
             Some(sl) => dst
                 .iter_mut()

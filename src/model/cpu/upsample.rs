@@ -63,7 +63,7 @@ impl Stage<'_> {
         // An even number of tiles so both cores finish together.
         let th = rayon::current_num_threads().max(1);
         let n_tiles = t_out.div_ceil(tile);
-        let tile = if macs >= PARALLEL_MACS && n_tiles % th != 0 {
+        let tile = if macs >= PARALLEL_MACS && !n_tiles.is_multiple_of(th) {
             t_out
                 .div_ceil(n_tiles.div_ceil(th) * th)
                 .next_multiple_of(s)
@@ -110,9 +110,8 @@ impl Stage<'_> {
                 dstrow[hi..].fill(0.0);
             },
         );
-        sc.sum.clear();
         sc.sum.resize(c * n, 0.0);
-        for block in &self.blocks {
+        for (bi, block) in self.blocks.iter().enumerate() {
             // `cur` holds columns [c0, c0 + cw) of the running x.
             let (mut c0, mut cw) = (u0, wu);
             let mut from_up = true;
@@ -134,8 +133,7 @@ impl Stage<'_> {
                     &mut sc.act,
                 );
                 let y = &mut sc.b;
-                y.clear();
-                y.resize(c * wy, 0.0);
+                y.resize(c * wy, 0.0); // every element is written below
                 for (co, row) in y.chunks_exact_mut(wy).enumerate() {
                     let res = &cur[co * cw + off + h..][..wy];
                     let bias = rc.b.data[co];
@@ -164,7 +162,11 @@ impl Stage<'_> {
             let off = (a as isize - c0) as usize;
             for (co, acc) in sc.sum.chunks_exact_mut(n).enumerate() {
                 let src = &last[co * cw + off..][..n];
-                acc.iter_mut().zip(src).for_each(|(s, &v)| *s += v);
+                if bi == 0 {
+                    acc.copy_from_slice(src);
+                } else {
+                    acc.iter_mut().zip(src).for_each(|(s, &v)| *s += v);
+                }
             }
         }
         let k = self.blocks.len() as f32;
