@@ -5,6 +5,7 @@ use super::flow::{check_input, flow_reverse};
 use super::ops::conv1d_fused;
 use super::polyphase::Polyphase;
 use super::upsample::{ResConv, Stage};
+use super::vmath::tanh_in_place;
 use super::{ModelError, Result};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
@@ -154,7 +155,7 @@ pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
         None
     };
     let mut y = conv1d_fused(&x, post_w, post_b, (kq - 1) / 2, 1, Some(FINAL_SLOPE), None).data;
-    y.iter_mut().for_each(|v| *v = v.tanh());
+    tanh_in_place(&mut y);
     Ok(y)
 }
 

@@ -6,6 +6,7 @@
 //! `x1 ← x1 − post(WN(pre(x0)))`. Batch 1, mask all ones.
 
 use super::ops::{conv1d, conv1d_fused};
+use super::vmath::tanh_sigmoid_gate;
 use super::{ModelError, Result};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
@@ -59,9 +60,7 @@ pub fn wavenet(w: &Weights, d: &ModelDims, prefix: &str, x: &Tensor) -> Result<T
         // Gate in place: the first H rows become tanh(a[:H]) · σ(a[H:]).
         {
             let (ta, sa) = a.data.split_at_mut(h * t);
-            for (u, &v) in ta.iter_mut().zip(sa.iter()) {
-                *u = u.tanh() * (1.0 / (1.0 + (-v).exp()));
-            }
+            tanh_sigmoid_gate(ta, sa);
         }
         a.data.truncate(h * t);
         a.shape = vec![h, t];

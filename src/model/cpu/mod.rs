@@ -15,6 +15,7 @@ pub mod spline;
 pub(crate) mod testutil;
 mod tiles;
 mod upsample;
+pub mod vmath;
 
 use crate::voice::WeightsError;
 
