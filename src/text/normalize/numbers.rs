@@ -336,21 +336,22 @@ pub fn try_number(cx: &mut Ctx, i: usize) -> Option<usize> {
         cx.num_end = i + 2;
         return Some(i + 2);
     }
-    if matches!(cx.sym(i), Some('+' | '(')) || cx.num(i).is_some() {
-        if let Some(j) = try_phone(cx, i) {
-            return Some(j);
-        }
+    if (matches!(cx.sym(i), Some('+' | '(')) || cx.num(i).is_some())
+        && let Some(j) = try_phone(cx, i)
+    {
+        return Some(j);
     }
     let negative = matches!(cx.sym(i), Some('-')) && sign_ok(cx, i);
     let plus = cx.is_sym(i, '+') && sign_ok(cx, i);
     let j = if negative || plus { i + 1 } else { i };
     cx.num(j)?;
-    if !negative && !plus {
-        if let Some(k) = try_dotted(cx, j) {
-            return Some(k);
-        }
-        // "'90s"
+    if !negative
+        && !plus
+        && let Some(k) = try_dotted(cx, j)
+    {
+        return Some(k);
     }
+    // "'90s"
     let lit = parse(cx, j)?;
     let sign = if negative {
         "minus "

@@ -118,10 +118,10 @@ pub fn lookup(cx: &Ctx, e: usize) -> Option<(usize, &'static str, &'static str)>
     if cx.word(k + 1).is_some() || cx.num(k + 1).is_some() {
         return None;
     }
-    if let (true, Some(b)) = (cx.is_sym(k + 1, '/'), cx.word(k + 2)) {
-        if let Some((_, _, s, p)) = PER.iter().find(|(a, bb, _, _)| *a == w && *bb == b) {
-            return Some((k + 3, s, p));
-        }
+    if let (true, Some(b)) = (cx.is_sym(k + 1, '/'), cx.word(k + 2))
+        && let Some((_, _, s, p)) = PER.iter().find(|(a, bb, _, _)| *a == w && *bb == b)
+    {
+        return Some((k + 3, s, p));
     }
     let &(_, s, p) = UNITS.iter().find(|(u, _, _)| *u == w)?;
     if !glued && GLUED_ONLY.contains(&w) {

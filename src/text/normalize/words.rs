@@ -44,7 +44,7 @@ const SCALES: [&str; 12] = [
 pub fn below_100(n: u32) -> String {
     if n < 20 {
         ONES[n as usize].to_string()
-    } else if n % 10 == 0 {
+    } else if n.is_multiple_of(10) {
         TENS[(n / 10) as usize].to_string()
     } else {
         format!("{}-{}", TENS[(n / 10) as usize], ONES[(n % 10) as usize])
@@ -56,7 +56,7 @@ fn below_1000(n: u32, out: &mut Vec<String>) {
         out.push(ONES[(n / 100) as usize].to_string());
         out.push("hundred".into());
     }
-    if n % 100 != 0 || n == 0 {
+    if !n.is_multiple_of(100) || n == 0 {
         out.push(below_100(n % 100));
     }
 }
@@ -164,7 +164,7 @@ pub fn year(n: u32) -> Option<String> {
         return None;
     }
     let (hi, lo) = (n / 100, n % 100);
-    if (2000..2010).contains(&n) || n % 1000 == 0 {
+    if (2000..2010).contains(&n) || n.is_multiple_of(1000) {
         return Some(cardinal_u(u64::from(n)));
     }
     if hi % 10 == 0 && lo < 10 {
