@@ -49,10 +49,8 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
     let (done_tx, done_rx) = mpsc::channel::<UtteranceId>();
     let printer = std::thread::spawn(move || {
         while let Some(ev) = events.blocking_recv() {
-            if print {
-                if let Ok(line) = serde_json::to_string(&ev) {
-                    println!("{line}");
-                }
+            if print && let Ok(line) = serde_json::to_string(&ev) {
+                println!("{line}");
             }
             match ev {
                 Event::Error { message, .. } => eprintln!("hark: warning: {message}"),

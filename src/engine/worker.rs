@@ -453,11 +453,11 @@ impl Worker {
             if u.first_step == 0 {
                 u.first_step = n;
             }
-            if !u.onset_marked {
-                if let Some(i) = samples.iter().position(|s| s.abs() > ONSET_THRESHOLD) {
-                    u.onset_marked = true;
-                    onset = Some((written + i as u64, u.requested));
-                }
+            if !u.onset_marked
+                && let Some(i) = samples.iter().position(|s| s.abs() > ONSET_THRESHOLD)
+            {
+                u.onset_marked = true;
+                onset = Some((written + i as u64, u.requested));
             }
         }
         if let Some((pos, requested)) = onset {
