@@ -5,7 +5,7 @@ mod common;
 
 use common::audio::{
     REC_RATE, Recorder, audio_tests_enabled, best_alignment, best_alignment_in, piecewise_match,
-    record_while, resample_linear, rms,
+    record_while, resample_linear, rms, windows_match,
 };
 use common::engine::{events_until, finished, load_voice};
 use common::{installed_voices_dir, read_wav};
@@ -275,10 +275,8 @@ fn follow_speaks_twenty_lines_fed_one_by_one() {
         let to = (from + r.len() + 20 * REC_RATE).min(recording.len());
         let (lag, _) = best_alignment_in(&r, &recording, from, to);
         let (windows, end) = piecewise_match(&r, &recording, lag);
-        let good = windows.iter().filter(|&&c| c >= 0.9).count();
-        let mean = windows.iter().sum::<f64>() / windows.len().max(1) as f64;
         assert!(
-            !windows.is_empty() && good * 10 >= windows.len() * 9 && mean >= 0.9,
+            windows_match(&windows),
             "line {} not found in order: window correlations {windows:.2?}",
             i + 1
         );
@@ -320,8 +318,12 @@ fn small_steps_reach_the_sink_intact() {
     play.extend(det);
     play.push(text);
     let recording = record_while(HARK, &play, voices);
-    let (_, corr) = best_alignment(&reference, &recording);
-    assert!(corr >= 0.9, "correlation {corr:.3}");
+    let (lag, corr) = best_alignment(&reference, &recording);
+    let (windows, _) = piecewise_match(&reference, &recording, lag);
+    assert!(
+        corr >= 0.9 || windows_match(&windows),
+        "correlation {corr:.3}; window correlations {windows:.2?}"
+    );
 }
 
 #[test]
@@ -332,8 +334,9 @@ fn piecewise_match_can_fail() {
         .collect();
     let mut slipped = a.clone();
     slipped.drain(20_000..20_128);
+    slipped.splice(30_000..30_000, a[29_000..30_000].iter().copied());
     let (ok, _) = piecewise_match(&a[..40_000], &slipped, 0);
-    assert!(ok.iter().all(|&c| c > 0.9), "{ok:?}");
+    assert!(windows_match(&ok), "{ok:?}");
     let b: Vec<f32> = (0..48_000)
         .map(|i| (((i * 7919) % 113) as f32 / 113.0 - 0.5) * 0.3)
         .collect();
