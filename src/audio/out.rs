@@ -173,7 +173,7 @@ impl DeviceSink {
             .map_err(|_| AudioError::Open("the audio backend crashed while probing".into()))??;
         // Some drivers reject sizes inside their advertised range: try the 10 ms target,
         // then nearby powers of two, then the device default.
-        let want = config.sample_rate().0 * TARGET_BUFFER_MS / 1000;
+        let want = config.sample_rate().0 * target_buffer_ms() / 1000;
         let mut sizes: Vec<u32> = Vec::new();
         if let Some((min, max)) = range {
             for n in [want, want.next_power_of_two(), want.next_power_of_two() * 2] {
@@ -563,6 +563,16 @@ impl Callback {
         }
         sh.read_pos.store(self.pos, Ordering::Release);
     }
+}
+
+/// The device buffer to ask for: 10 ms, or `HARK_AUDIO_BUFFER_MS` (1–500) for a system whose
+/// sound path cannot keep up with small periods.
+fn target_buffer_ms() -> u32 {
+    std::env::var("HARK_AUDIO_BUFFER_MS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|ms| (1..=500).contains(ms))
+        .unwrap_or(TARGET_BUFFER_MS)
 }
 
 /// Real-time scheduling for the callback thread where allowed (root, or an RT limit), so a
