@@ -38,6 +38,9 @@ pub struct Transport {
     pub paused: AtomicBool,
     /// Any change flushes the ring (with a fade); the engine bumps it on every stop.
     pub stop: AtomicU64,
+    /// The device's latency as of the last callback (µs from handing a sample out to its
+    /// playback), as far as the driver reports it.
+    pub latency_us: AtomicU64,
 }
 
 struct Shared {
@@ -603,7 +606,16 @@ fn build_stream(
         device
             .build_output_stream(
                 config,
-                move |out: &mut [T], _: &cpal::OutputCallbackInfo| cb.fill(out),
+                move |out: &mut [T], info: &cpal::OutputCallbackInfo| {
+                    let ts = info.timestamp();
+                    if let Some(d) = ts.playback.duration_since(&ts.callback) {
+                        cb.shared
+                            .transport
+                            .latency_us
+                            .store(d.as_micros() as u64, Ordering::Relaxed);
+                    }
+                    cb.fill(out)
+                },
                 move |err| {
                     // Runs outside the data callback, so a lock is fine here. Only a lost
                     // device is fatal; other errors are logged and stalls caught by `health`.
