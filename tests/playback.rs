@@ -3,7 +3,10 @@
 //! Needs a sound server: `.ci/run` starts one and sets HARK_AUDIO_TESTS=1.
 mod common;
 
-use common::audio::{REC_RATE, audio_tests_enabled, best_alignment, record_while, resample_linear};
+use common::audio::{
+    REC_RATE, audio_tests_enabled, best_alignment, piecewise_match, record_while, resample_linear,
+    windows_match,
+};
 use common::{installed_voices_dir, read_wav};
 use std::process::Command;
 
@@ -44,14 +47,19 @@ fn speech_reaches_the_sink_intact() {
     let recording = record_while(HARK, &play, voices);
     let rms = (recording.iter().map(|s| s * s).sum::<f32>() / recording.len().max(1) as f32).sqrt();
     assert!(rms > 0.005, "the sink heard silence (RMS {rms})");
+    // Align the start, then follow the speech window by window: the sound server may slip a
+    // period on a busy machine without Hark sending anything different.
     let (lag, corr) = best_alignment(&reference, &recording);
+    let (windows, _) = piecewise_match(&reference, &recording, lag);
+    let mean = windows.iter().sum::<f64>() / windows.len().max(1) as f64;
     eprintln!(
-        "recorded {} samples, lag {lag}, correlation {corr:.4}",
-        recording.len()
+        "recorded {} samples, lag {lag}, start correlation {corr:.4}, {} windows, mean {mean:.4}",
+        recording.len(),
+        windows.len()
     );
     assert!(
-        corr >= 0.9,
-        "recorded audio does not match Hark's WAV: correlation {corr:.3}"
+        windows_match(&windows),
+        "recorded audio does not match Hark's WAV window by window (mean {mean:.3})"
     );
 }
 
