@@ -2,7 +2,9 @@
 //! building one giant tensor. (The threaded streaming engine builds on this.)
 
 use crate::model::Scales;
+use crate::model::backend::Backend;
 use crate::model::cpu::pipeline;
+use crate::model::gpu::CudaBackend;
 use crate::text;
 use crate::voice::Voice;
 
@@ -26,12 +28,14 @@ pub enum EngineError {
     EmptyText,
     #[error("nothing to speak: the text has no speakable sounds")]
     NothingSpeakable,
-    #[error("the CUDA backend is not available in this build; use --backend cpu")]
-    CudaUnavailable,
+    #[error("the CUDA backend is unavailable: {0}; use --backend cpu")]
+    CudaUnavailable(String),
     #[error(transparent)]
     Text(#[from] text::TextError),
     #[error(transparent)]
     Model(#[from] crate::model::cpu::ModelError),
+    #[error(transparent)]
+    Backend(#[from] crate::model::backend::BackendError),
     #[error("{0}")]
     Sink(String),
 }
@@ -47,19 +51,41 @@ pub struct Synthesizer {
     pub voice: Voice,
     pub scales: Scales,
     pub seed: u64,
+    /// The GPU backend when one was chosen and works; otherwise the CPU reference runs.
+    cuda: Option<std::sync::Mutex<CudaBackend>>,
 }
 
 impl Synthesizer {
     pub fn new(voice: Voice, backend: BackendChoice) -> Result<Self, EngineError> {
-        if backend == BackendChoice::Cuda {
-            return Err(EngineError::CudaUnavailable);
-        }
+        let cuda = match backend {
+            BackendChoice::Cpu => None,
+            BackendChoice::Cuda => Some(
+                CudaBackend::new(&voice)
+                    .map_err(|e| EngineError::CudaUnavailable(e.to_string()))?,
+            ),
+            BackendChoice::Auto => match CudaBackend::new(&voice) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    tracing::warn!("{e}; using the CPU backend");
+                    None
+                }
+            },
+        };
         let scales = voice.config.inference.into();
         Ok(Self {
             voice,
             scales,
             seed: 0,
+            cuda: cuda.map(std::sync::Mutex::new),
         })
+    }
+
+    /// "cpu" or the GPU backend's name.
+    pub fn backend_name(&self) -> String {
+        match &self.cuda {
+            Some(b) => b.lock().map(|b| b.name()).unwrap_or_else(|_| "cuda".into()),
+            None => "cpu".into(),
+        }
     }
 
     /// Phonemises and speaks `text`, handing each sentence's audio to `sink` as soon as it exists.
@@ -110,10 +136,25 @@ impl Synthesizer {
         let v = &self.voice;
         // Each sentence gets its own seed so any sentence can be re-synthesised alone.
         let seed = self.seed.wrapping_add(index as u64);
-        let out = pipeline::synthesize(&v.weights, &v.config.dims, ids, &self.scales, seed)?;
-        sink(&out.audio).map_err(EngineError::Sink)?;
+        let audio = match &self.cuda {
+            Some(b) => {
+                let mut b = b
+                    .lock()
+                    .map_err(|_| EngineError::Sink("backend poisoned".into()))?;
+                let info = b.begin(ids, &self.scales, seed)?;
+                if info.frames == 0 {
+                    Vec::new()
+                } else {
+                    b.decode(0, info.frames)?
+                }
+            }
+            None => {
+                pipeline::synthesize(&v.weights, &v.config.dims, ids, &self.scales, seed)?.audio
+            }
+        };
+        sink(&audio).map_err(EngineError::Sink)?;
         report.sentences += 1;
-        report.samples += out.audio.len();
+        report.samples += audio.len();
         Ok(())
     }
 }
