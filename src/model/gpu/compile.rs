@@ -28,7 +28,8 @@ pub fn check_dims(d: &ModelDims) -> Result<(), String> {
         && d.ffn_kernel_size % 2 == 1
         && d.dp_kernel_size % 2 == 1
         && d.flow_kernel_size % 2 == 1
-        && (2 * d.hidden_channels) % 64 == 0
+        && (3 * d.hidden_channels) % 64 == 0
+        && d.flow_n_couplings % 2 == 0
         && d.filter_channels % 128 == 0
         && nd > 0
         && d.resblock_dilation_sizes.iter().all(|v| v.len() == nd)
