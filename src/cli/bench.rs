@@ -15,7 +15,7 @@ from his porch and wonders whether the rain will ever come back to the valley be
 this long, dry summer.";
 const FIRST_CLAUSE: &str = "The quick brown fox jumps over the lazy dog,";
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "cpu")]
     backend: BackendChoice,
@@ -39,18 +39,24 @@ pub struct BenchArgs {
     /// Skip the onnxruntime anchor.
     #[arg(long)]
     no_ort: bool,
+    /// (cuda) Write an SVG with the onset histogram and the time per stage.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// (cuda) Onset runs on the CPU backend for the comparison (0 skips it).
+    #[arg(long, default_value_t = 20)]
+    cpu_runs: usize,
 }
 
-#[derive(Serialize, Clone, Copy)]
-struct Stats {
-    median_ms: f64,
-    p99_ms: f64,
-    min_ms: f64,
-    runs: usize,
+#[derive(Serialize, Clone, Copy, Debug)]
+pub(super) struct Stats {
+    pub(super) median_ms: f64,
+    pub(super) p99_ms: f64,
+    pub(super) min_ms: f64,
+    pub(super) runs: usize,
 }
 
 impl Stats {
-    fn of(mut ms: Vec<f64>) -> Self {
+    pub(super) fn of(mut ms: Vec<f64>) -> Self {
         ms.sort_by(f64::total_cmp);
         let n = ms.len();
         let median = if n % 2 == 1 {
@@ -97,6 +103,29 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         "--runs must be at least 1"
     );
     let voice = Voice::load(args.voice.as_deref())?;
+    if args.backend == BackendChoice::Cuda {
+        let ort = !args.no_ort;
+        let anchor = |runs: usize| -> anyhow::Result<Stats> {
+            let a = BenchArgs {
+                runs,
+                full_runs: 1,
+                ..args.clone()
+            };
+            Ok(run_ort(&a, rayon::current_num_threads())?.first_clause)
+        };
+        let opts = super::bench_gpu::Options {
+            runs: args.runs.max(200),
+            cpu_runs: args.cpu_runs,
+            plot: args.plot.as_deref(),
+            ort: ort.then_some(&anchor as &dyn Fn(usize) -> anyhow::Result<Stats>),
+        };
+        let report = super::bench_gpu::run(voice, &opts, args.json)?;
+        if !args.json {
+            super::bench_gpu::print_table(&report);
+        }
+        println!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
     let synth = Synthesizer::new(voice, args.backend)?;
     let rate = synth.voice.config.sample_rate as f64;
     let speak = |text: &str| -> anyhow::Result<usize> {

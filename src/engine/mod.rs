@@ -28,7 +28,7 @@ pub enum EngineError {
     EmptyText,
     #[error("nothing to speak: the text has no speakable sounds")]
     NothingSpeakable,
-    #[error("the CUDA backend is unavailable: {0}; use --backend cpu")]
+    #[error("{0}; use --backend cpu")]
     CudaUnavailable(String),
     #[error(transparent)]
     Text(#[from] text::TextError),

@@ -13,6 +13,8 @@ pub struct CudaBackend {
     pub model: GpuModel,
     context: usize,
     pinned: Pinned,
+    /// Stage timings (ms) gathered while `model.profile` is set; the caller drains them.
+    pub stages: Vec<(&'static str, f64)>,
 }
 
 impl From<GpuError> for BackendError {
@@ -38,6 +40,7 @@ impl CudaBackend {
             model,
             context: dims.flow_decoder_receptive_frames(),
             pinned,
+            stages: Vec::new(),
         };
         b.warm_up()?;
         Ok(b)
@@ -100,7 +103,12 @@ impl CudaBackend {
                 g.stream.cu_stream(),
             )?;
         }
-        g.sync()?;
+        self.model.mark("copy to host")?;
+        self.model.gpu.sync()?;
+        if self.model.profile {
+            let st = self.model.take_stage_ms()?;
+            self.stages.extend(st);
+        }
         Ok(self.pinned.slice()[..count].to_vec())
     }
 }

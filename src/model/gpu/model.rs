@@ -137,6 +137,9 @@ pub struct GpuModel {
     eps: Option<DBuf>,
     eps_cap: usize,
     pub utt: Option<Utterance>,
+    /// When set, CUDA events mark stage boundaries (see [`GpuModel::take_stage_ms`]).
+    pub profile: bool,
+    marks: Vec<(&'static str, cudarc::driver::CudaEvent)>,
 }
 
 impl GpuModel {
@@ -217,7 +220,33 @@ impl GpuModel {
             eps: None,
             eps_cap: 0,
             utt: None,
+            profile: false,
+            marks: Vec::new(),
         })
+    }
+
+    /// Records a stage boundary on the compute stream (profiling only).
+    pub fn mark(&mut self, label: &'static str) -> Result<(), GpuError> {
+        if self.profile {
+            let ev = self
+                .gpu
+                .ctx
+                .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+            ev.record(&self.gpu.stream)?;
+            self.marks.push((label, ev));
+        }
+        Ok(())
+    }
+
+    /// GPU milliseconds between consecutive marks, each named by the mark that ends it.
+    pub fn take_stage_ms(&mut self) -> Result<Vec<(&'static str, f64)>, GpuError> {
+        self.gpu.sync()?;
+        let marks = std::mem::take(&mut self.marks);
+        let mut out = Vec::new();
+        for pair in marks.windows(2) {
+            out.push((pair[1].0, pair[0].1.elapsed_ms(&pair[1].1)? as f64));
+        }
+        Ok(out)
     }
 
     fn ensure_front(&mut self, t: usize) -> Result<(), GpuError> {
@@ -297,6 +326,7 @@ impl GpuModel {
             )));
         }
         self.ensure_front(t)?;
+        self.mark("start")?;
         let ids32: Vec<i32> = ids.iter().map(|&i| i as i32).collect();
         let f = &self.front;
         let g = &self.gpu;
@@ -357,7 +387,7 @@ impl GpuModel {
                 ],
             )?;
         }
-        g.sync()?;
+        self.mark("encoder")?;
         Ok(())
     }
 
@@ -387,7 +417,8 @@ impl GpuModel {
                 Arg::P(self.bar.ptr),
             ],
         )?;
-        let dur: Vec<i32> = g.dtoh_sync(p(&f.dur), t)?;
+        self.mark("duration predictor")?;
+        let dur: Vec<i32> = self.gpu.dtoh_sync(p(&self.front.dur), t)?;
         Ok(dur.into_iter().map(|v| v.max(0) as usize).collect())
     }
 
@@ -484,9 +515,12 @@ impl GpuModel {
         }
         let lo = start.saturating_sub(context);
         let hi = (end + context).min(fr);
+        self.mark("host gap (durations, prior noise)")?;
         self.launch_flow(lo, hi - lo, true, &utt)?;
+        self.mark("flow")?;
         let hop = self.dims.samples_per_frame();
         self.launch_decoder(hi - lo, (start - lo) * hop, (end - start) * hop)?;
+        self.mark("decoder")?;
         Ok((end - start) * hop)
     }
 
