@@ -97,42 +97,85 @@ __device__ __forceinline__ void ln_columns(float* ys, int C, int ld, int ncols, 
     __syncthreads();
 }
 
-// out[r][col] = bias[r] + sum_{ci,tap} w[(r*cin + ci)*K + tap] * xs[ci*ld + col + tap*dil]
-// (xs values through LeakyReLU(slope) unless slope == 1) for r < rows and col < ncols, with input columns in shared memory (already shifted so tap 0
-// of output column 0 is xs column 0). Results go to f(r, col, value). Threads take columns
-// fastest so weight loads are warp broadcasts and input loads are conflict-free.
-template <typename W, typename F>
-__device__ __forceinline__ void conv_smem(const float* xs, int ld, int cin, const W* w,
+// Block-wide implicit-GEMM convolution over inputs in shared memory:
+// out[r][col] = bias[r] + sum_{ci,tap} w[(r*cin + ci)*K + tap] * act(xs[ci*ld + col + tap*dil])
+// for r < rows, col < ncols, act = LeakyReLU(slope) unless slope == 1; xs is already shifted so
+// tap 0 of output column 0 is xs column 0. Results go to f(r, col, value) after the sums.
+// Weights are staged through shared memory in RB x KC tiles with coalesced loads (the loop is
+// latency-bound otherwise); each thread keeps an RM x RN register tile. Every thread of the
+// block must call it (it synchronises).
+#define CONV_RB 64
+#define CONV_KC 32
+template <int CB, int RM, int RN, typename W, typename F>
+__device__ __forceinline__ void conv_tile(const float* xs, int ld, int cin, const W* w,
                                           const float* bias, int K, int dil, int rows, int ncols,
-                                          F f, float slope) {
-    // Column group width: a power of two near ncols, at most 32.
-    int tc = ncols >= 32 ? 32 : (ncols >= 16 ? 16 : (ncols >= 8 ? 8 : (ncols >= 4 ? 4 : (ncols >= 2 ? 2 : 1))));
-    int nrg = NT / tc;
-    int c0 = threadIdx.x % tc, rg = threadIdx.x / tc;
-    const int RPT = 4;  // rows per thread per pass
-    for (int cb = 0; cb < ncols; cb += tc) {
-        int col = cb + c0;
-        bool colok = col < ncols;
-        for (int rb = rg * RPT; rb < rows; rb += nrg * RPT) {
-            float acc[RPT];
+                                          F& f, float slope, float* wsm) {
+    constexpr int TC = CB / RN, TR = NT / TC;
+    static_assert(TR * RM == CONV_RB, "tile shape");
+    const int tx = threadIdx.x % TC, ty = threadIdx.x / TC;
+    const int KK = cin * K;
+    for (int r0 = 0; r0 < rows; r0 += CONV_RB) {
+        for (int c0 = 0; c0 < ncols; c0 += CB) {
+            float acc[RM][RN];
 #pragma unroll
-            for (int k = 0; k < RPT; ++k) acc[k] = (rb + k < rows && bias) ? bias[rb + k] : 0.f;
-            if (colok) {
-                for (int ci = 0; ci < cin; ++ci) {
-                    const float* xr = xs + ci * ld + col;
-                    for (int tap = 0; tap < K; ++tap) {
-                        float xv = xr[tap * dil];
-                        if (slope != 1.f) xv = lrelu(xv, slope);  // fused pre-activation
+            for (int i = 0; i < RM; ++i) {
+                int r = r0 + ty + TR * i;
+                float b = (r < rows && bias) ? bias[r] : 0.f;
 #pragma unroll
-                        for (int k = 0; k < RPT; ++k)
-                            if (rb + k < rows)
-                                acc[k] += ldw(w + ((size_t)(rb + k) * cin + ci) * K + tap) * xv;
+                for (int j = 0; j < RN; ++j) acc[i][j] = b;
+            }
+            for (int k0 = 0; k0 < KK; k0 += CONV_KC) {
+                __syncthreads();
+                for (int e = threadIdx.x; e < CONV_RB * CONV_KC; e += NT) {
+                    int rr = e / CONV_KC, kk = e % CONV_KC;
+                    int r = r0 + rr, k = k0 + kk;
+                    wsm[rr * (CONV_KC + 1) + kk] =
+                        (r < rows && k < KK) ? ldw(w + (size_t)r * KK + k) : 0.f;
+                }
+                __syncthreads();
+                int ci = k0 / K, tap = k0 - (k0 / K) * K;
+                const int kn = min(CONV_KC, KK - k0);
+                for (int kk = 0; kk < kn; ++kk) {
+                    const float* xr = xs + ci * ld + tap * dil + c0 + tx;
+                    float xv[RN];
+#pragma unroll
+                    for (int j = 0; j < RN; ++j) {
+                        float v = (c0 + tx + TC * j < ncols) ? xr[TC * j] : 0.f;
+                        xv[j] = slope != 1.f ? lrelu(v, slope) : v;
+                    }
+#pragma unroll
+                    for (int i = 0; i < RM; ++i) {
+                        float wv = wsm[(ty + TR * i) * (CONV_KC + 1) + kk];
+#pragma unroll
+                        for (int j = 0; j < RN; ++j) acc[i][j] += wv * xv[j];
+                    }
+                    if (++tap == K) {
+                        tap = 0;
+                        ++ci;
                     }
                 }
+            }
 #pragma unroll
-                for (int k = 0; k < RPT; ++k)
-                    if (rb + k < rows) f(rb + k, col, acc[k]);
+            for (int i = 0; i < RM; ++i) {
+                int r = r0 + ty + TR * i;
+#pragma unroll
+                for (int j = 0; j < RN; ++j) {
+                    int c = c0 + tx + TC * j;
+                    if (r < rows && c < ncols) f(r, c, acc[i][j]);
+                }
             }
         }
     }
+}
+
+// Each kernel that convolves declares this once and passes it to conv_smem.
+#define CONV_SCRATCH __shared__ float wsm[CONV_RB * (CONV_KC + 1)]
+template <typename W, typename F>
+__device__ __forceinline__ void conv_smem(const float* xs, int ld, int cin, const W* w,
+                                          const float* bias, int K, int dil, int rows, int ncols,
+                                          F f, float slope, float* wsm) {
+    if (ncols >= 32) conv_tile<32, 4, 2>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+    else if (ncols >= 16) conv_tile<16, 4, 1>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+    else if (ncols >= 8) conv_tile<8, 2, 1>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+    else conv_tile<4, 1, 1>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
 }

@@ -28,6 +28,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 dec_conv(const float* x, int L, int cin, const wt_t* w, const float* b, int K, float* y,
          int cout) {
     extern __shared__ float sm[];
+    CONV_SCRATCH;
     const int pad = (K - 1) / 2, ld = PRE_TC + K - 1;
     int t0 = blockIdx.x * PRE_TC, r0 = blockIdx.y * PRE_RG;
     int nc = min(PRE_TC, L - t0), nr = min(PRE_RG, cout - r0);
@@ -37,7 +38,7 @@ dec_conv(const float* x, int L, int cin, const wt_t* w, const float* b, int K, f
     }
     __syncthreads();
     conv_smem(sm, ld, cin, w + (size_t)r0 * cin * K, b + r0, K, 1, nr, nc,
-              [&](int r, int col, float v) { y[(size_t)(r0 + r) * L + t0 + col] = v; }, 1.f);
+              [&](int r, int col, float v) { y[(size_t)(r0 + r) * L + t0 + col] = v; }, 1.f, wsm);
 }
 
 #define UP_TO 32   // output columns per block
@@ -92,6 +93,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 dec_rb(const float* x, int L, int C, const wt_t* const* ws, const float* const* bs, int tn,
        int hmax, float* out) {
     extern __shared__ float sm[];
+    CONV_SCRATCH;
     const int j = blockIdx.y, k = rb_k[j];
     const int ld = tn + 2 * hmax;
     float* A = sm;
@@ -112,18 +114,27 @@ dec_rb(const float* x, int L, int C, const wt_t* const* ws, const float* const* 
         int Rn = R - h, wb = tn + 2 * Rn;
         const wt_t* w = ws[j * RB_ND + m];
         const float* b = bs[j * RB_ND + m];
-        bool final_step = m == RB_ND - 1;
-        conv_smem(A, ld, C, w, b, k, d, C, final_step ? nc : wb,
-                  [&](int r, int col, float v) {
-                      float nv = A[r * ld + col + h] + v;
-                      if (final_step) {
-                          out[((size_t)j * C + r) * L + t0 + col] = nv;
-                      } else {
-                          int t = t0 - Rn + col;
-                          Bf[r * ld + col] = (t >= 0 && t < L) ? nv : 0.f;
-                      }
-                  },
-                  LRELU);
+        if (m == RB_ND - 1) {
+            conv_smem(A, ld, C, w, b, k, d, C, nc,
+                      [&](int r, int col, float v) {
+                          out[((size_t)j * C + r) * L + t0 + col] = A[r * ld + col + h] + v;
+                      },
+                      LRELU, wsm);
+        } else {
+            // Only columns inside [0, L) are computed; the rest are the reference's zero padding.
+            int c_lo = max(0, Rn - t0), c_hi = min(wb, L - t0 + Rn);
+            for (int i = threadIdx.x; i < C * wb; i += NT) {
+                int c = i % wb;
+                if (c < c_lo || c >= c_hi) Bf[(i / wb) * ld + c] = 0.f;
+            }
+            if (c_hi > c_lo)
+                conv_smem(A + c_lo, ld, C, w, b, k, d, C, c_hi - c_lo,
+                          [&](int r, int col, float v) {
+                              int c = col + c_lo;
+                              Bf[r * ld + c] = A[r * ld + c + h] + v;
+                          },
+                          LRELU, wsm);
+        }
         __syncthreads();
         float* tmp = A;
         A = Bf;

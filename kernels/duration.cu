@@ -73,7 +73,8 @@ __device__ float rq_inverse(float y, const float* p, int ld) {
 // One DDSConv layer, nxt = cur + GELU(LN(1x1(GELU(LN(depthwise(cur)))))), per column tile.
 // mode 1: also g = proj(nxt); mode 2: also the spline update of z1 from proj(nxt).
 __device__ void dds_layer(const float* cur, float* nxt, int T, const float* const* P, int base,
-                          int layer, int dil, float* sm, int mode, int proj, float* g, float* z1) {
+                          int layer, int dil, float* sm, int mode, int proj, float* g, float* z1,
+                          float* wsm) {
     float* ys = sm;               // DPF * DTC
     float* y2 = ys + DPF * DTC;   // DPF * DTC
     float* pr = y2 + DPF * DTC;   // NPAR * DTC
@@ -98,7 +99,7 @@ __device__ void dds_layer(const float* cur, float* nxt, int T, const float* cons
         __syncthreads();
         ln_columns(ys, DPF, DTC, nc, P[P_DDS(base, layer, 2)], P[P_DDS(base, layer, 3)], true);
         conv_smem(ys, DTC, DPF, P[P_DDS(base, layer, 4)], P[P_DDS(base, layer, 5)], 1, 1, DPF,
-                  nc, [&](int r, int col, float v) { y2[r * DTC + col] = v; }, 1.f);
+                  nc, [&](int r, int col, float v) { y2[r * DTC + col] = v; }, 1.f, wsm);
         __syncthreads();
         ln_columns(y2, DPF, DTC, nc, P[P_DDS(base, layer, 6)], P[P_DDS(base, layer, 7)], true);
         for (int i = threadIdx.x; i < DPF * DTC; i += NT) {
@@ -112,10 +113,10 @@ __device__ void dds_layer(const float* cur, float* nxt, int T, const float* cons
         __syncthreads();
         if (mode == 1) {
             conv_smem(y2, DTC, DPF, P[proj], P[proj + 1], 1, 1, DPF, nc,
-                      [&](int r, int col, float v) { g[(size_t)r * T + t0 + col] = v; }, 1.f);
+                      [&](int r, int col, float v) { g[(size_t)r * T + t0 + col] = v; }, 1.f, wsm);
         } else if (mode == 2) {
             conv_smem(y2, DTC, DPF, P[proj], P[proj + 1], 1, 1, NPAR, nc,
-                      [&](int r, int col, float v) { pr[r * DTC + col] = v; }, 1.f);
+                      [&](int r, int col, float v) { pr[r * DTC + col] = v; }, 1.f, wsm);
             __syncthreads();
             if (threadIdx.x < nc) {
                 int t = t0 + threadIdx.x;
@@ -131,6 +132,7 @@ extern "C" __global__ void __launch_bounds__(NT)
 sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* B, float* G,
     float* logw, int* dur, int* off, float length_scale, unsigned* bar) {
     extern __shared__ float sm[];
+    CONV_SCRATCH;
     // pre: A = pre_w xenc + pre_b, in (32-column, 64-row) items.
     {
         int ntile = (T + 31) / 32, ngroup = (DPF + 63) / 64;
@@ -145,7 +147,7 @@ sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* 
             __syncthreads();
             conv_smem(sm, 32, H, P[0] + (size_t)r0 * H, P[1] + r0, 1, 1, nr, nc,
                       [&](int r, int col, float v) { A[(size_t)(r0 + r) * T + t0 + col] = v; },
-                      1.f);
+                      1.f, wsm);
         }
     }
     grid_sync(bar);
@@ -153,7 +155,8 @@ sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* 
     for (int i = 0; i < DDS_L; ++i) {
         const float* cur = (i & 1) ? B : A;
         float* nxt = (i & 1) ? A : B;
-        dds_layer(cur, nxt, T, P, P_MAIN, i, dil, sm, i == DDS_L - 1 ? 1 : 0, P_PROJ, G, nullptr);
+        dds_layer(cur, nxt, T, P, P_MAIN, i, dil, sm, i == DDS_L - 1 ? 1 : 0, P_PROJ, G, nullptr,
+                  wsm);
         grid_sync(bar);
         dil *= DPK;
     }
@@ -175,7 +178,7 @@ sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* 
             const float* cur = (i & 1) ? B : A;
             float* nxt = (i & 1) ? A : B;
             dds_layer(cur, nxt, T, P, base + 2, i, d, sm, i == DDS_L - 1 ? 2 : 0,
-                      base + 2 + 8 * DDS_L, nullptr, z1);
+                      base + 2 + 8 * DDS_L, nullptr, z1, wsm);
             grid_sync(bar);
             d *= DPK;
         }

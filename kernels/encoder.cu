@@ -22,6 +22,7 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
          const float* wo, const float* bo, const float* gamma, const float* beta, float* qkv,
          unsigned* bar) {
     extern __shared__ float sm[];
+    CONV_SCRATCH;
     // Phase 1: qkv = Wqkv x + b (1x1 convs), in (column tile, row group) items.
     int ntile = (T + QKV_TC - 1) / QKV_TC, ngroup = 3 * H / QKV_RG;
     for (int item = blockIdx.x; item < ntile * ngroup; item += gridDim.x) {
@@ -34,7 +35,7 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
         }
         __syncthreads();
         conv_smem(sm, QKV_TC, H, wqkv + (size_t)r0 * H, bqkv + r0, 1, 1, QKV_RG, nc,
-                  [&](int r, int col, float v) { qkv[(size_t)(r0 + r) * T + t0 + col] = v; }, 1.f);
+                  [&](int r, int col, float v) { qkv[(size_t)(r0 + r) * T + t0 + col] = v; }, 1.f, wsm);
     }
     grid_sync(bar);
 
@@ -123,6 +124,7 @@ enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, cons
         const float* gamma, const float* beta, float* hbuf, unsigned* bar, const float* proj_w,
         const float* proj_b, float* m_p, float* logs_p) {
     extern __shared__ float sm[];
+    CONV_SCRATCH;
     const int pad = (FFN_K - 1) / 2;
     const int ld1 = FFN_TC1 + FFN_K - 1;
     int ntile = (T + FFN_TC1 - 1) / FFN_TC1, ngroup = FFN_F / FFN_RG1;
@@ -139,7 +141,7 @@ enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, cons
                   [&](int r, int col, float v) {
                       hbuf[(size_t)(r0 + r) * T + t0 + col] = fmaxf(v, 0.f);
                   },
-                  1.f);
+                  1.f, wsm);
     }
     grid_sync(bar);
 
@@ -158,7 +160,7 @@ enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, cons
                   [&](int r, int col, float v) {
                       ys[r * FFN_TC2 + col] = x[(size_t)r * T + t0 + col] + v;
                   },
-                  1.f);
+                  1.f, wsm);
         __syncthreads();
         ln_columns(ys, H, FFN_TC2, nc, gamma, beta, false);
         for (int i = threadIdx.x; i < H * FFN_TC2; i += NT) {
@@ -171,7 +173,7 @@ enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, cons
                           if (r < CI) m_p[(size_t)r * T + t0 + col] = v;
                           else logs_p[(size_t)(r - CI) * T + t0 + col] = v;
                       },
-                      1.f);
+                      1.f, wsm);
         }
     }
 }

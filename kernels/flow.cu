@@ -43,6 +43,7 @@ wn_layer(float* z, const float* hin, float* hout, float* skip, int n, int layer,
          const float* m_p, const float* logs_p, const int* off, const float* eps, int T, int F,
          int lo, float noise_scale) {
     extern __shared__ float sm[];
+    CONV_SCRATCH;
     const Prior prior = {m_p, logs_p, off, eps, T, F, lo, noise_scale};
     int dil = 1;
     for (int i = 0; i < layer; ++i) dil *= WN_RATE;
@@ -82,7 +83,7 @@ wn_layer(float* z, const float* hin, float* hout, float* skip, int n, int layer,
                       int t = t0 - halo + col;
                       hs[r * W + col] = (t >= 0 && t < n) ? v : 0.f;
                   },
-                  1.f);
+                  1.f, wsm);
     } else {
         for (int i = threadIdx.x; i < H * W; i += NT) {
             int c = i / W, t = t0 - halo + i % W;
@@ -91,7 +92,7 @@ wn_layer(float* z, const float* hin, float* hout, float* skip, int n, int layer,
     }
     __syncthreads();
     conv_smem(hs, W, H, in_w, in_b, WN_K, dil, 2 * H, nc,
-              [&](int r, int col, float v) { ab[r * WN_TN + col] = v; }, 1.f);
+              [&](int r, int col, float v) { ab[r * WN_TN + col] = v; }, 1.f, wsm);
     __syncthreads();
     for (int i = threadIdx.x; i < H * WN_TN; i += NT) ab[i] = tanhf(ab[i]) * sigmoidf_(ab[i + H * WN_TN]);
     __syncthreads();
@@ -106,7 +107,7 @@ wn_layer(float* z, const float* hin, float* hout, float* skip, int n, int layer,
                           skip[k] = (layer == 0 ? 0.f : skip[k]) + v;
                       }
                   },
-                  1.f);
+                  1.f, wsm);
         return;
     }
     float* st = hs;  // H * WN_TN: the total skip, input of post (hs is no longer read)
@@ -114,9 +115,9 @@ wn_layer(float* z, const float* hin, float* hout, float* skip, int n, int layer,
               [&](int r, int col, float v) {
                   st[r * WN_TN + col] = (layer == 0 ? 0.f : skip[(size_t)r * n + t0 + col]) + v;
               },
-              1.f);
+              1.f, wsm);
     __syncthreads();
     conv_smem(st, WN_TN, H, post_w, post_b, 1, 1, HALF, nc,
               [&](int r, int col, float v) { z[(size_t)phys(HALF + r) * n + t0 + col] -= v; },
-              1.f);
+              1.f, wsm);
 }

@@ -20,6 +20,6 @@ cp -r "$VOICE" "$STAGE/voices/"
 [ -n "$REF" ] && cp -r "$REF" "$STAGE/ref"
 cp scripts/cuda/run.sh "$STAGE/"
 mkdir -p "$DEST"
-tar -C "$STAGE" -cJf "$DEST/bundle.tar.xz" .
+XZ_OPT=-3 tar -C "$STAGE" -cJf "$DEST/bundle.tar.xz" .
 rm -rf "$STAGE"
 ls -la "$DEST"

@@ -17,7 +17,7 @@ pub const FLOW: (&str, &str) = ("flow", include_str!("../../../kernels/flow.cu")
 pub const DECODER: (&str, &str) = ("decoder", include_str!("../../../kernels/decoder.cu"));
 
 /// Columns per WaveNet block (flow.cu's WN_TN).
-pub const WN_TN: usize = 4;
+pub const WN_TN: usize = 8;
 
 /// Whether the voice's shape is one these kernels are written for.
 pub fn check_dims(d: &ModelDims) -> Result<(), String> {

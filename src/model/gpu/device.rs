@@ -294,12 +294,11 @@ impl Kernel {
         smem: u32,
     ) -> Result<Self, GpuError> {
         let func = module.load_function(name)?;
-        if smem > 48 * 1024 {
-            func.set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem as i32,
-            )?;
-        }
+        // Always set: static scratch plus dynamic memory may pass the 48 KB default.
+        func.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem as i32,
+        )?;
         let per_sm =
             func.occupancy_max_active_blocks_per_multiprocessor(THREADS, smem as usize, None)?;
         if per_sm == 0 {
