@@ -124,15 +124,28 @@ __device__ __forceinline__ void conv_tile(const float* xs, int ld, int cin, cons
 #pragma unroll
                 for (int j = 0; j < RN; ++j) acc[i][j] = b;
             }
+            // Weight chunks go global -> registers -> shared; the next chunk's loads are in
+            // flight while the current one is used.
+            constexpr int PER = CONV_RB * CONV_KC / NT;
+            float pre[PER];
+            auto fetch = [&](int k0) {
+#pragma unroll
+                for (int q = 0; q < PER; ++q) {
+                    int e = threadIdx.x + q * NT;
+                    int r = r0 + e / CONV_KC, k = k0 + e % CONV_KC;
+                    pre[q] = (r < rows && k < KK) ? ldw(w + (size_t)r * KK + k) : 0.f;
+                }
+            };
+            fetch(0);
             for (int k0 = 0; k0 < KK; k0 += CONV_KC) {
                 __syncthreads();
-                for (int e = threadIdx.x; e < CONV_RB * CONV_KC; e += NT) {
-                    int rr = e / CONV_KC, kk = e % CONV_KC;
-                    int r = r0 + rr, k = k0 + kk;
-                    wsm[rr * (CONV_KC + 1) + kk] =
-                        (r < rows && k < KK) ? ldw(w + (size_t)r * KK + k) : 0.f;
+#pragma unroll
+                for (int q = 0; q < PER; ++q) {
+                    int e = threadIdx.x + q * NT;
+                    wsm[(e / CONV_KC) * (CONV_KC + 1) + e % CONV_KC] = pre[q];
                 }
                 __syncthreads();
+                if (k0 + CONV_KC < KK) fetch(k0 + CONV_KC);
                 int ci = k0 / K, tap = k0 - (k0 / K) * K;
                 const int kn = min(CONV_KC, KK - k0);
                 for (int kk = 0; kk < kn; ++kk) {

@@ -331,7 +331,11 @@ fn real_voice_matches_cpu() {
     ];
     // HARK_PARITY_QUICK=1 (used under compute-sanitizer): one sentence, f16 only.
     let quick = std::env::var_os("HARK_PARITY_QUICK").is_some();
-    let sentences = if quick { &sentences[1..2] } else { &sentences[..] };
+    let sentences = if quick {
+        &sentences[1..2]
+    } else {
+        &sentences[..]
+    };
     for f16 in if quick { vec![true] } else { vec![true, false] } {
         let t0 = Instant::now();
         let mut gpu = CudaBackend::with_precision(&voice, f16).expect("CUDA backend");

@@ -16,9 +16,6 @@ pub const DURATION: (&str, &str) = ("duration", include_str!("../../../kernels/d
 pub const FLOW: (&str, &str) = ("flow", include_str!("../../../kernels/flow.cu"));
 pub const DECODER: (&str, &str) = ("decoder", include_str!("../../../kernels/decoder.cu"));
 
-/// Columns per WaveNet block (flow.cu's WN_TN).
-pub const WN_TN: usize = 8;
-
 /// Whether the voice's shape is one these kernels are written for.
 pub fn check_dims(d: &ModelDims) -> Result<(), String> {
     let nd = d.resblock_dilation_sizes.first().map_or(0, Vec::len);
@@ -28,7 +25,7 @@ pub fn check_dims(d: &ModelDims) -> Result<(), String> {
         && d.ffn_kernel_size % 2 == 1
         && d.dp_kernel_size % 2 == 1
         && d.flow_kernel_size % 2 == 1
-        && (3 * d.hidden_channels) % 64 == 0
+        && d.hidden_channels % 64 == 0
         && d.flow_n_couplings % 2 == 0
         && d.filter_channels % 128 == 0
         && nd > 0
@@ -76,7 +73,7 @@ pub fn defines(d: &ModelDims, f16: bool) -> Vec<(String, String)> {
         ("WN_K", d.flow_kernel_size.to_string()),
         ("WN_L", d.flow_wn_layers.to_string()),
         ("WN_RATE", d.flow_dilation_rate.max(1).to_string()),
-        ("WN_TN", WN_TN.to_string()),
+        ("FLOW_NC", d.flow_n_couplings.to_string()),
         ("RB_N", d.resblock_kernel_sizes.len().to_string()),
         ("RB_ND", d.resblock_dilation_sizes[0].len().to_string()),
         ("RB_KS", list(&d.resblock_kernel_sizes)),

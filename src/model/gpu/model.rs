@@ -2,7 +2,7 @@
 //! half (once per utterance) and of one window of frames (flow + decoder).
 
 use super::GpuError;
-use super::compile::{self, WN_TN};
+use super::compile;
 use super::device::{Arg, DBuf, Dims, Gpu, Kernel};
 use super::weights::GpuWeights;
 use crate::voice::{ModelDims, Weights};
@@ -18,7 +18,7 @@ pub struct Kernels {
     pub attn: Kernel,
     pub ffn: Kernel,
     pub sdp: Kernel,
-    pub wn: Kernel,
+    pub flow: Kernel,
     pub conv: Kernel,
     pub up: Kernel,
     pub rb: Kernel,
@@ -103,6 +103,7 @@ struct Window {
     cap: usize,
     z: Option<DBuf>,
     h: [Option<DBuf>; 2],
+    acts: Option<DBuf>,
     skip: Option<DBuf>,
     pre: Option<DBuf>,
     up: Vec<DBuf>,
@@ -174,8 +175,8 @@ impl GpuModel {
         for _ in 1..d.flow_wn_layers {
             halo *= d.flow_dilation_rate.max(1);
         }
-        let wn_w = WN_TN + 2 * halo;
-        let wn_smem = (h * wn_w + (2 * h * WN_TN).max(d.inter_channels / 2 * wn_w)) * fl;
+        // flow.cu: gate items (FA_TC = 8 columns + halo, 64 rows) or 16-column tiles.
+        let flow_smem = (h * (8 + 2 * halo) + 2 * 32 * 8).max(h * 16) * fl;
         let conv_smem = d.inter_channels * (32 + d.dec_pre_kernel_size - 1) * fl;
         let up_smem = geoms
             .iter()
@@ -191,7 +192,7 @@ impl GpuModel {
             attn: Kernel::new(&gpu, &enc, "enc_attn", ATTN_SMEM as u32)?,
             ffn: Kernel::new(&gpu, &enc, "enc_ffn", ffn_smem as u32)?,
             sdp: Kernel::new(&gpu, &dur, "sdp", sdp_smem as u32)?,
-            wn: Kernel::new(&gpu, &flow, "wn_layer", wn_smem as u32)?,
+            flow: Kernel::new(&gpu, &flow, "flow_coop", flow_smem as u32)?,
             conv: Kernel::new(&gpu, &dec, "dec_conv", conv_smem as u32)?,
             up: Kernel::new(&gpu, &dec, "dec_up", up_smem as u32)?,
             rb: Kernel::new(&gpu, &dec, "dec_rb", rb_smem as u32)?,
@@ -298,6 +299,7 @@ impl GpuModel {
             cap,
             z: Some(f4(d.inter_channels * cap)?),
             h: [Some(f4(h * cap)?), Some(f4(h * cap)?)],
+            acts: Some(f4(h * cap)?),
             skip: Some(f4(h * cap)?),
             pre: Some(f4(d.upsample_initial_channel * cap)?),
             up,
@@ -534,59 +536,33 @@ impl GpuModel {
         utt: &Utterance,
     ) -> Result<(), GpuError> {
         self.ensure_window(n)?;
-        let d = &self.dims;
         let wn = &self.win;
         let f = &self.front;
-        let nc = self.w.flow.len();
-        let eps = p(&self.eps);
-        for k in 0..nc {
-            let cp = &self.w.flow[nc - 1 - k];
-            let parity = ((k + 1) % 2) as i32;
-            let nl = cp.layers.len();
-            for (l, lw) in cp.layers.iter().enumerate() {
-                let mut mode = 0;
-                if l == 0 {
-                    mode |= 1;
-                }
-                if l + 1 == nl {
-                    mode |= 2;
-                }
-                if k == 0 && l == 0 && from_prior {
-                    mode |= 4;
-                }
-                self.gpu.launch(
-                    &self.k.wn,
-                    self.k.wn.grid(n.div_ceil(WN_TN), 1),
-                    &[
-                        Arg::P(p(&wn.z)),
-                        Arg::P(p(&wn.h[(l + 1) % 2])),
-                        Arg::P(p(&wn.h[l % 2])),
-                        Arg::P(p(&wn.skip)),
-                        Arg::I(n as i32),
-                        Arg::I(l as i32),
-                        Arg::I(mode),
-                        Arg::I(parity),
-                        Arg::P(cp.pre_w),
-                        Arg::P(cp.pre_b),
-                        Arg::P(lw.in_w),
-                        Arg::P(lw.in_b),
-                        Arg::P(lw.rs_w),
-                        Arg::P(lw.rs_b),
-                        Arg::P(cp.post_w),
-                        Arg::P(cp.post_b),
-                        Arg::P(p(&f.m_p)),
-                        Arg::P(p(&f.logs_p)),
-                        Arg::P(p(&f.off)),
-                        Arg::P(eps),
-                        Arg::I(utt.tokens as i32),
-                        Arg::I(utt.frames as i32),
-                        Arg::I(lo as i32),
-                        Arg::F(utt.noise_scale),
-                    ],
-                )?;
-            }
-        }
-        let _ = d;
+        let groups = self.dims.hidden_channels / 32;
+        let items = (n.div_ceil(8) * groups).max(n.div_ceil(16) * 6);
+        self.gpu.launch(
+            &self.k.flow,
+            self.k.flow.coop(items),
+            &[
+                Arg::P(p(&wn.z)),
+                Arg::P(p(&wn.h[0])),
+                Arg::P(p(&wn.h[1])),
+                Arg::P(p(&wn.acts)),
+                Arg::P(p(&wn.skip)),
+                Arg::I(n as i32),
+                Arg::I(from_prior as i32),
+                Arg::P(self.w.flow_table),
+                Arg::P(p(&f.m_p)),
+                Arg::P(p(&f.logs_p)),
+                Arg::P(p(&f.off)),
+                Arg::P(p(&self.eps)),
+                Arg::I(utt.tokens as i32),
+                Arg::I(utt.frames as i32),
+                Arg::I(lo as i32),
+                Arg::F(utt.noise_scale),
+                Arg::P(self.bar.ptr),
+            ],
+        )?;
         Ok(())
     }
 
@@ -632,10 +608,13 @@ impl GpuModel {
                     Arg::I(geo.cout as i32),
                 ],
             )?;
-            let mut dims = self
-                .k
-                .rb
-                .grid(lout.div_ceil(geo.tn), d.resblock_kernel_sizes.len());
+            // Narrower tiles (more halo recompute) until the stage fills half the GPU.
+            let nrb = d.resblock_kernel_sizes.len();
+            let mut tn = geo.tn;
+            while tn > 16 && lout.div_ceil(tn) * nrb < (self.gpu.sms as usize) / 2 {
+                tn /= 2;
+            }
+            let mut dims = self.k.rb.grid(lout.div_ceil(tn), nrb);
             dims.smem = geo.rb_smem as u32;
             g.launch(
                 &self.k.rb,
@@ -646,7 +625,7 @@ impl GpuModel {
                     Arg::I(geo.cout as i32),
                     Arg::P(st.rb_w_table),
                     Arg::P(st.rb_b_table),
-                    Arg::I(geo.tn as i32),
+                    Arg::I(tn as i32),
                     Arg::I(geo.hmax as i32),
                     Arg::P(wn.rbs[s].ptr),
                 ],

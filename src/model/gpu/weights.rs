@@ -46,6 +46,9 @@ pub struct Stage {
     pub rb_b_table: u64,
 }
 
+/// Gate channels per flow work item (flow.cu's GROUP).
+pub const GATE_GROUP: usize = 32;
+
 pub struct GpuWeights {
     pub emb: u64,
     pub enc: Vec<EncLayer>,
@@ -54,6 +57,8 @@ pub struct GpuWeights {
     /// duration.cu's pointer table.
     pub sdp_table: u64,
     pub flow: Vec<Coupling>,
+    /// flow.cu's pointer table (per coupling: pre, post, then per layer in/res-skip).
+    pub flow_table: u64,
     pub pre_w: u64,
     pub pre_b: u64,
     pub stages: Vec<Stage>,
@@ -93,20 +98,46 @@ impl Up<'_> {
     }
     /// Flow/decoder matrix: f16 or f32 by mode.
     fn wt(&mut self, name: &str, shape: &[usize]) -> Result<u64, GpuError> {
-        if !self.f16 {
-            return self.f32(name, shape);
-        }
         let t = self
             .w
             .get_shaped(name, shape)
             .map_err(|e| GpuError::Weights(e.to_string()))?;
-        let h: Vec<u16> = t
-            .data
+        let data = t.data.clone();
+        self.wt_data(&data)
+    }
+    fn wt_data(&mut self, data: &[f32]) -> Result<u64, GpuError> {
+        if !self.f16 {
+            return self.f32s(data);
+        }
+        let h: Vec<u16> = data
             .iter()
             .map(|&v| half::f16::from_f32(v).to_bits())
             .collect();
         let b = self.gpu.upload(&h)?;
         Ok(self.keep(b))
+    }
+    /// A WaveNet in_layer (weight [2H, H, K] or bias [2H]) with its rows regrouped so that
+    /// each block of 2·GATE_GROUP rows holds GATE_GROUP tanh rows then their sigmoid partners
+    /// (flow.cu computes one such group per work item).
+    fn gate_grouped(&mut self, name: &str, shape: &[usize], weight: bool) -> Result<u64, GpuError> {
+        let t = self
+            .w
+            .get_shaped(name, shape)
+            .map_err(|e| GpuError::Weights(e.to_string()))?;
+        let h = shape[0] / 2;
+        let row = t.data.len() / shape[0];
+        let mut out = Vec::with_capacity(t.data.len());
+        for g in 0..h / GATE_GROUP {
+            for half in 0..2 {
+                let r0 = half * h + g * GATE_GROUP;
+                out.extend_from_slice(&t.data[r0 * row..(r0 + GATE_GROUP) * row]);
+            }
+        }
+        if weight {
+            self.wt_data(&out)
+        } else {
+            self.f32s(&out)
+        }
     }
     fn table(&mut self, ptrs: &[u64]) -> Result<u64, GpuError> {
         let b = self.gpu.upload(ptrs)?;
@@ -216,11 +247,16 @@ impl GpuWeights {
             for i in 0..d.flow_wn_layers {
                 let rs = if i + 1 == d.flow_wn_layers { h } else { 2 * h };
                 layers.push(WnLayer {
-                    in_w: u.wt(
+                    in_w: u.gate_grouped(
                         &format!("{p}.enc.in_layers.{i}.weight"),
                         &[2 * h, h, d.flow_kernel_size],
+                        true,
                     )?,
-                    in_b: u.f32(&format!("{p}.enc.in_layers.{i}.bias"), &[2 * h])?,
+                    in_b: u.gate_grouped(
+                        &format!("{p}.enc.in_layers.{i}.bias"),
+                        &[2 * h],
+                        false,
+                    )?,
                     rs_w: u.wt(&format!("{p}.enc.res_skip_layers.{i}.weight"), &[rs, h, 1])?,
                     rs_b: u.f32(&format!("{p}.enc.res_skip_layers.{i}.bias"), &[rs])?,
                 });
@@ -233,6 +269,15 @@ impl GpuWeights {
                 post_b: u.f32(&format!("{p}.post.bias"), &[half])?,
             });
         }
+
+        let mut ft = Vec::new();
+        for cp in &flow {
+            ft.extend([cp.pre_w, cp.pre_b, cp.post_w, cp.post_b]);
+            for l in &cp.layers {
+                ft.extend([l.in_w, l.in_b, l.rs_w, l.rs_b]);
+            }
+        }
+        let flow_table = u.table(&ft)?;
 
         let up0 = d.upsample_initial_channel;
         let pre_w = u.wt("dec.conv_pre.weight", &[up0, c, d.dec_pre_kernel_size])?;
@@ -274,6 +319,7 @@ impl GpuWeights {
             proj_b,
             sdp_table,
             flow,
+            flow_table,
             pre_w,
             pre_b,
             stages,
