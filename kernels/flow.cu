@@ -51,10 +51,12 @@ __device__ __forceinline__ float prior_at(const Prior& pr, int c, int f, int tok
 extern "C" __global__ void __launch_bounds__(NT)
 flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int from_prior,
           const void* const* P, const float* m_p, const float* logs_p, const int* off,
-          const float* eps, int T, int F, int lo, float noise_scale, unsigned* bar) {
+          const float* eps, const int* prm, unsigned* bar) {
     extern __shared__ float sm[];
     CONV_SCRATCH;
-    const Prior prior = {m_p, logs_p, off, eps, T, F, lo, noise_scale};
+    // Per-chunk scalars come from device memory so one captured graph serves every chunk
+    // of a size: tokens, frames, first frame of the window, noise scale (bits).
+    const Prior prior = {m_p, logs_p, off, eps, prm[0], prm[1], prm[2], __int_as_float(prm[3])};
     const int NC = FLOW_NC;
     const int tilesA = (n + FA_TC - 1) / FA_TC, tilesB = (n + FB_TC - 1) / FB_TC;
     for (int k = 0; k < NC; ++k) {

@@ -285,8 +285,8 @@ fn windows_from_prior_match_cpu() {
     let mut chunked = Vec::new();
     for (a, b) in [(0, 16), (16, 48), (48, 49), (49, frames)] {
         let t0 = Instant::now();
-        let n = g.launch_window(a, b, ctx).unwrap();
-        let got: Vec<f32> = g.gpu.dtoh_sync(g.out_ptr(), n).unwrap();
+        let n = g.launch_window(a, b, ctx, 0).unwrap();
+        let got: Vec<f32> = g.gpu.dtoh_sync(g.out_ptr(0), n).unwrap();
         let gpu_ms = ms(t0);
         report(
             &format!("window [{a},{b}) of {frames}"),
@@ -297,8 +297,8 @@ fn windows_from_prior_match_cpu() {
         );
         chunked.extend(got);
     }
-    let n = g.launch_window(0, frames, ctx).unwrap();
-    let whole: Vec<f32> = g.gpu.dtoh_sync(g.out_ptr(), n).unwrap();
+    let n = g.launch_window(0, frames, ctx, 1).unwrap();
+    let whole: Vec<f32> = g.gpu.dtoh_sync(g.out_ptr(1), n).unwrap();
     // Chunks equal the full GPU decode up to float summation order.
     report(
         "gpu chunks vs gpu full",

@@ -30,7 +30,7 @@ for step in ${STEPS:-parity speak}; do
   sanitize)
     echo "== compute-sanitizer"
     for tool in memcheck racecheck; do
-      HARK_PARITY_QUICK=1 timeout 200 compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 real_voice 2>&1 | tail -12
+      HARK_PARITY_QUICK=1 timeout 280 compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 real_voice 2>&1 | tail -12
     done ;;
   esac
 done

@@ -7,12 +7,32 @@ use crate::model::Scales;
 use crate::model::backend::{Backend, BackendError, UtteranceInfo};
 use crate::model::cpu::noise::NoiseSource;
 use crate::voice::Voice;
+use cudarc::driver::CudaEvent;
 use cudarc::driver::result as cu;
+
+/// A chunk whose kernels and copy to the host are queued.
+#[derive(Clone, Copy)]
+struct InFlight {
+    start: usize,
+    end: usize,
+    slot: usize,
+    count: usize,
+}
 
 pub struct CudaBackend {
     pub model: GpuModel,
     context: usize,
-    pinned: Pinned,
+    /// Page-locked landing buffers, one per output slot.
+    pinned: [Pinned; 2],
+    /// Per slot: window computed (compute stream), samples on the host (copy stream).
+    computed: [CudaEvent; 2],
+    copied: [CudaEvent; 2],
+    next_slot: usize,
+    /// The chunk after the last one returned, started speculatively (same size).
+    pending: Option<InFlight>,
+    frames: usize,
+    /// Start chunk N+1 while the caller uses chunk N (double buffering); on by default.
+    pub speculate: bool,
     /// Stage timings (ms) gathered while `model.profile` is set; the caller drains them.
     pub stages: Vec<(&'static str, f64)>,
 }
@@ -35,30 +55,50 @@ impl CudaBackend {
     pub fn with_precision(voice: &Voice, f16: bool) -> Result<Self, GpuError> {
         let dims = &voice.config.dims;
         let model = GpuModel::new(&voice.weights, dims, f16)?;
-        let pinned = model.gpu.alloc_pinned(64 * dims.samples_per_frame())?;
+        let n = 64 * dims.samples_per_frame();
+        let pinned = [model.gpu.alloc_pinned(n)?, model.gpu.alloc_pinned(n)?];
+        let ev = || model.gpu.ctx.new_event(None);
+        let computed = [ev()?, ev()?];
+        let copied = [ev()?, ev()?];
         let mut b = Self {
-            model,
             context: dims.flow_decoder_receptive_frames(),
             pinned,
+            computed,
+            copied,
+            next_slot: 0,
+            pending: None,
+            frames: 0,
+            speculate: true,
             stages: Vec::new(),
+            model,
         };
         b.warm_up()?;
         Ok(b)
     }
 
-    /// One short utterance through every kernel, so the first real one pays no module load,
-    /// allocation or first-launch cost.
+    /// An utterance through every kernel with the usual chunk schedule, so the first real
+    /// one pays no module load, allocation, graph capture or first-launch cost.
     fn warm_up(&mut self) -> Result<(), GpuError> {
-        let ids: Vec<i64> = [1i64, 0, 20, 0, 21, 0, 2].to_vec();
+        let ids: Vec<i64> = (0..120)
+            .map(|i| if i % 2 == 0 { 0 } else { 20 + i % 30 })
+            .collect();
         let scales = Scales {
             noise_scale: 0.667,
             length_scale: 1.0,
             noise_w: 0.8,
         };
-        self.start(&ids, &scales, 0)?;
-        let frames = self.model.utt.as_ref().map_or(0, |u| u.frames);
-        if frames > 0 {
-            self.chunk(0, frames.min(16))?;
+        let frames = self.start(&ids, &scales, 0)?.frames;
+        let mut a = 0;
+        for size in [16usize, 16, 32, 64, 128, 256] {
+            if a >= frames {
+                break;
+            }
+            let e = (a + size).min(frames);
+            self.chunk(a, e)?;
+            a = e;
+        }
+        if let Some(p) = self.pending.take() {
+            self.copied[p.slot].synchronize()?;
         }
         self.model.utt = None;
         Ok(())
@@ -70,6 +110,10 @@ impl CudaBackend {
         scales: &Scales,
         seed: u64,
     ) -> Result<UtteranceInfo, GpuError> {
+        // A speculative chunk of the previous utterance is no longer wanted.
+        if let Some(p) = self.pending.take() {
+            self.copied[p.slot].synchronize()?;
+        }
         let t = ids.len();
         self.model.run_encoder(ids)?;
         let mut rng = NoiseSource::new(seed);
@@ -86,30 +130,63 @@ impl CudaBackend {
         };
         self.model
             .set_utterance(durations.clone(), scales.noise_scale, eps.as_deref())?;
+        self.frames = frames;
         Ok(UtteranceInfo { durations, frames })
     }
 
-    fn chunk(&mut self, start: usize, end: usize) -> Result<Vec<f32>, GpuError> {
-        let count = self.model.launch_window(start, end, self.context)?;
-        if count > self.pinned.len() {
-            self.pinned = self.model.gpu.alloc_pinned(count.next_power_of_two())?;
+    /// Queues chunk [start, end): kernels (a captured graph) on the compute stream, then the
+    /// copy into the slot's pinned buffer on the copy stream once an event says it is done.
+    fn launch(&mut self, start: usize, end: usize) -> Result<InFlight, GpuError> {
+        let slot = self.next_slot;
+        self.next_slot ^= 1;
+        let count = self.model.launch_window(start, end, self.context, slot)?;
+        if count > self.pinned[slot].len() {
+            // Grows once per larger chunk size, not per chunk.
+            self.pinned[slot] = self.model.gpu.alloc_pinned(count.next_power_of_two())?;
         }
         let g = &self.model.gpu;
-        // SAFETY: `out` holds `count` floats; the pinned buffer has room; synced below.
+        self.computed[slot].record(&g.stream)?;
+        g.copy_stream.wait(&self.computed[slot])?;
+        // SAFETY: `out[slot]` holds `count` floats and the pinned buffer has room; nobody
+        // reads the pinned buffer before `copied[slot]` completes.
         unsafe {
             cu::memcpy_dtoh_async(
-                &mut self.pinned.slice_mut()[..count],
-                self.model.out_ptr(),
-                g.stream.cu_stream(),
+                &mut self.pinned[slot].slice_mut()[..count],
+                self.model.out_ptr(slot),
+                g.copy_stream.cu_stream(),
             )?;
         }
-        self.model.mark("copy to host")?;
-        self.model.gpu.sync()?;
+        self.copied[slot].record(&g.copy_stream)?;
+        Ok(InFlight {
+            start,
+            end,
+            slot,
+            count,
+        })
+    }
+
+    fn chunk(&mut self, start: usize, end: usize) -> Result<Vec<f32>, GpuError> {
+        let job = match self.pending.take() {
+            Some(p) if p.start == start && p.end == end => p,
+            other => {
+                if let Some(p) = other {
+                    self.copied[p.slot].synchronize()?;
+                }
+                self.launch(start, end)?
+            }
+        };
+        // Chunk N+1 computes while chunk N is copied out and used (profiling keeps the
+        // stages apart, so it does not speculate).
+        if self.speculate && !self.model.profile && job.end < self.frames {
+            let next_end = (job.end + (job.end - job.start)).min(self.frames);
+            self.pending = Some(self.launch(job.end, next_end)?);
+        }
+        self.copied[job.slot].synchronize()?;
         if self.model.profile {
             let st = self.model.take_stage_ms()?;
             self.stages.extend(st);
         }
-        Ok(self.pinned.slice()[..count].to_vec())
+        Ok(self.pinned[job.slot].slice()[..job.count].to_vec())
     }
 }
 

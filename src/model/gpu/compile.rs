@@ -113,7 +113,7 @@ pub fn nvrtc_version() -> Result<(i32, i32), GpuError> {
 
 fn cache_dir() -> PathBuf {
     dirs::cache_dir()
-        .unwrap_or_else(|| std::env::temp_dir())
+        .unwrap_or_else(std::env::temp_dir)
         .join("hark")
         .join("kernels")
 }

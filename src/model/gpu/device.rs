@@ -221,7 +221,7 @@ impl Gpu {
 
     /// Launches `f` with THREADS threads per block on `stream` (the compute stream if None).
     pub fn launch(&self, f: &Kernel, d: Dims, args: &[Arg]) -> Result<(), GpuError> {
-        self.launch_on(f, d, args, self.stream.cu_stream())
+        self.launch_on(f, d, args, &self.stream)
     }
 
     pub fn launch_on(
@@ -229,8 +229,9 @@ impl Gpu {
         f: &Kernel,
         d: Dims,
         args: &[Arg],
-        stream: sys::CUstream,
+        stream: &CudaStream,
     ) -> Result<(), GpuError> {
+        let stream = stream.cu_stream();
         // Each argument lives in an 8-byte slot; i32/f32 occupy its first 4 bytes (LE).
         let mut slots: Vec<u64> = args
             .iter()

@@ -3,9 +3,12 @@
 
 use super::GpuError;
 use super::compile;
-use super::device::{Arg, DBuf, Dims, Gpu, Kernel};
+use super::device::{Arg, DBuf, Dims, Gpu, Kernel, Pinned};
 use super::weights::GpuWeights;
 use crate::voice::{ModelDims, Weights};
+use cudarc::driver::CudaGraph;
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// Dynamic shared memory of the attention kernel; bounds the tokens per utterance.
@@ -108,7 +111,8 @@ struct Window {
     pre: Option<DBuf>,
     up: Vec<DBuf>,
     rbs: Vec<DBuf>,
-    out: Option<DBuf>,
+    /// Two output buffers: chunk N is copied out of one while chunk N+1 fills the other.
+    out: [Option<DBuf>; 2],
 }
 
 fn p(b: &Option<DBuf>) -> u64 {
@@ -141,6 +145,13 @@ pub struct GpuModel {
     /// When set, CUDA events mark stage boundaries (see [`GpuModel::take_stage_ms`]).
     pub profile: bool,
     marks: Vec<(&'static str, cudarc::driver::CudaEvent)>,
+    /// Per-chunk scalars read by flow_coop (tokens, frames, lo, noise-scale bits).
+    prm: DBuf,
+    prm_host: [Pinned; 2],
+    /// Captured flow + decoder sequences by (window, output offset, samples, slot).
+    graphs: HashMap<(usize, usize, usize, usize), CudaGraph>,
+    /// Off with HARK_CUDA_GRAPHS=0, or after a capture failed.
+    pub graphs_enabled: bool,
 }
 
 impl GpuModel {
@@ -202,6 +213,8 @@ impl GpuModel {
         let w = GpuWeights::upload(&gpu, weights, dims, f16)?;
         let upload_ms = t1.elapsed().as_secs_f64() * 1e3;
         let bar = gpu.alloc(64)?;
+        let prm = gpu.alloc(16)?;
+        let prm_host = [gpu.alloc_pinned(4)?, gpu.alloc_pinned(4)?];
         Ok(Self {
             startup: StartupReport {
                 compile_ms,
@@ -223,6 +236,10 @@ impl GpuModel {
             utt: None,
             profile: false,
             marks: Vec::new(),
+            prm,
+            prm_host,
+            graphs: HashMap::new(),
+            graphs_enabled: std::env::var("HARK_CUDA_GRAPHS").map_or(true, |v| v != "0"),
         })
     }
 
@@ -275,6 +292,7 @@ impl GpuModel {
             dur: f4(cap)?,
             off: f4(cap + 1)?,
         };
+        self.graphs.clear();
         Ok(())
     }
 
@@ -304,8 +322,12 @@ impl GpuModel {
             pre: Some(f4(d.upsample_initial_channel * cap)?),
             up,
             rbs,
-            out: Some(f4(cap * d.samples_per_frame())?),
+            out: [
+                Some(f4(cap * d.samples_per_frame())?),
+                Some(f4(cap * d.samples_per_frame())?),
+            ],
         };
+        self.graphs.clear();
         Ok(())
     }
 
@@ -461,6 +483,7 @@ impl GpuModel {
             if e.len() > self.eps_cap {
                 self.eps_cap = e.len().next_power_of_two();
                 self.eps = Some(self.gpu.alloc(self.eps_cap * 4)?);
+                self.graphs.clear();
             }
             self.gpu.htod_async(p(&self.eps), e)?;
             self.gpu.sync()?;
@@ -504,6 +527,7 @@ impl GpuModel {
         start: usize,
         end: usize,
         context: usize,
+        slot: usize,
     ) -> Result<usize, GpuError> {
         let utt = self
             .utt
@@ -516,26 +540,76 @@ impl GpuModel {
             )));
         }
         let lo = start.saturating_sub(context);
-        let hi = (end + context).min(fr);
-        self.mark("host gap (durations, prior noise)")?;
-        self.launch_flow(lo, hi - lo, true, &utt)?;
-        self.mark("flow")?;
+        let n = (end + context).min(fr) - lo;
         let hop = self.dims.samples_per_frame();
-        self.launch_decoder(hi - lo, (start - lo) * hop, (end - start) * hop)?;
-        self.mark("decoder")?;
-        Ok((end - start) * hop)
+        let (a, count) = ((start - lo) * hop, (end - start) * hop);
+        // Allocation happens here, never inside a capture.
+        self.ensure_window(n)?;
+        let ph = &mut self.prm_host[slot];
+        let v = [
+            utt.tokens as u32,
+            utt.frames as u32,
+            lo as u32,
+            utt.noise_scale.to_bits(),
+        ];
+        for (d, s) in ph.slice_mut().iter_mut().zip(v) {
+            *d = f32::from_bits(s);
+        }
+        self.gpu
+            .htod_async(self.prm.ptr, &self.prm_host[slot].slice()[..4])?;
+        self.mark("host gap (durations, prior noise)")?;
+        // Graphs for chunks with their full right context (a bounded set of shapes); the
+        // utterance's tail has a shape of its own and runs directly.
+        if self.profile || !self.graphs_enabled || end + context > fr {
+            // Direct launches: profiling marks need the stages apart.
+            self.launch_flow(lo, n, true)?;
+            self.mark("flow")?;
+            self.launch_decoder(n, a, count, slot)?;
+            self.mark("decoder")?;
+            return Ok(count);
+        }
+        let key = (n, a, count, slot);
+        if !self.graphs.contains_key(&key) {
+            match self.capture(lo, n, a, count, slot) {
+                Ok(g) => {
+                    self.graphs.insert(key, g);
+                }
+                Err(e) => {
+                    tracing::warn!("CUDA graph capture failed ({e}); launching kernels directly");
+                    self.graphs_enabled = false;
+                    self.launch_flow(lo, n, true)?;
+                    self.launch_decoder(n, a, count, slot)?;
+                    return Ok(count);
+                }
+            }
+        }
+        self.graphs[&key].launch()?;
+        Ok(count)
+    }
+
+    /// Records the window's kernels (flow, decoder) into a CUDA graph.
+    fn capture(
+        &mut self,
+        lo: usize,
+        n: usize,
+        a: usize,
+        count: usize,
+        slot: usize,
+    ) -> Result<CudaGraph, GpuError> {
+        let stream = self.gpu.stream.clone();
+        stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        let launched = self
+            .launch_flow(lo, n, true)
+            .and_then(|_| self.launch_decoder(n, a, count, slot));
+        // End the capture whatever happened, so the stream stays usable.
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0));
+        launched?;
+        graph?.ok_or_else(|| GpuError::Driver("empty CUDA graph".into()))
     }
 
     /// Flow over a window of n frames starting at frame lo. With `from_prior` the first
     /// coupling builds z_p from the prior; otherwise z already holds z_p (tests).
-    fn launch_flow(
-        &mut self,
-        lo: usize,
-        n: usize,
-        from_prior: bool,
-        utt: &Utterance,
-    ) -> Result<(), GpuError> {
-        self.ensure_window(n)?;
+    fn launch_flow(&mut self, _lo: usize, n: usize, from_prior: bool) -> Result<(), GpuError> {
         let wn = &self.win;
         let f = &self.front;
         let groups = self.dims.hidden_channels / 32;
@@ -556,10 +630,7 @@ impl GpuModel {
                 Arg::P(p(&f.logs_p)),
                 Arg::P(p(&f.off)),
                 Arg::P(p(&self.eps)),
-                Arg::I(utt.tokens as i32),
-                Arg::I(utt.frames as i32),
-                Arg::I(lo as i32),
-                Arg::F(utt.noise_scale),
+                Arg::P(self.prm.ptr),
                 Arg::P(self.bar.ptr),
             ],
         )?;
@@ -567,7 +638,13 @@ impl GpuModel {
     }
 
     /// Decoder over the window's z [C, n]; writes samples [a, a + count) to `out`.
-    fn launch_decoder(&mut self, n: usize, a: usize, count: usize) -> Result<(), GpuError> {
+    fn launch_decoder(
+        &mut self,
+        n: usize,
+        a: usize,
+        count: usize,
+        slot: usize,
+    ) -> Result<(), GpuError> {
         let d = &self.dims;
         let wn = &self.win;
         let g = &self.gpu;
@@ -647,23 +724,22 @@ impl GpuModel {
                 Arg::I(d.dec_post_kernel_size as i32),
                 Arg::I(a as i32),
                 Arg::I(count as i32),
-                Arg::P(p(&wn.out)),
+                Arg::P(p(&wn.out[slot])),
             ],
         )?;
         Ok(())
     }
 
-    /// Device address of the chunk output buffer.
-    pub fn out_ptr(&self) -> u64 {
-        p(&self.win.out)
+    /// Device address of chunk output buffer `slot` (0 or 1).
+    pub fn out_ptr(&self, slot: usize) -> u64 {
+        p(&self.win.out[slot])
     }
 
     /// Test entry: reverse flow of z_p [C, n] given on the host → z [C, n].
     pub fn flow_host(&mut self, z_p: &[f32], n: usize) -> Result<Vec<f32>, GpuError> {
         self.ensure_window(n)?;
         self.gpu.htod_async(p(&self.win.z), z_p)?;
-        let utt = Utterance::default();
-        self.launch_flow(0, n, false, &utt)?;
+        self.launch_flow(0, n, false)?;
         self.gpu
             .dtoh_sync(p(&self.win.z), self.dims.inter_channels * n)
     }
@@ -673,8 +749,8 @@ impl GpuModel {
         self.ensure_window(n)?;
         self.gpu.htod_async(p(&self.win.z), z)?;
         let count = n * self.dims.samples_per_frame();
-        self.launch_decoder(n, 0, count)?;
-        self.gpu.dtoh_sync(p(&self.win.out), count)
+        self.launch_decoder(n, 0, count, 0)?;
+        self.gpu.dtoh_sync(p(&self.win.out[0]), count)
     }
 }
 
