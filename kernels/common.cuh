@@ -137,6 +137,9 @@ __device__ __forceinline__ void conv_tile(const float* xs, int ld, int cin, cons
                 }
             };
             fetch(0);
+            bool cok[RN];
+#pragma unroll
+            for (int j = 0; j < RN; ++j) cok[j] = c0 + tx + TC * j < ncols;
             for (int k0 = 0; k0 < KK; k0 += CONV_KC) {
                 __syncthreads();
 #pragma unroll
@@ -153,7 +156,7 @@ __device__ __forceinline__ void conv_tile(const float* xs, int ld, int cin, cons
                     float xv[RN];
 #pragma unroll
                     for (int j = 0; j < RN; ++j) {
-                        float v = (c0 + tx + TC * j < ncols) ? xr[TC * j] : 0.f;
+                        float v = cok[j] ? xr[TC * j] : 0.f;
                         xv[j] = slope != 1.f ? lrelu(v, slope) : v;
                     }
 #pragma unroll

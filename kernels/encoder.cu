@@ -117,12 +117,13 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
 #define FFN_RG1 128  // phase-1 rows per item
 #define FFN_TC2 8    // phase-2 columns per item
 
-// (b) conv k3 + ReLU, conv k3, residual, LayerNorm: one cooperative kernel with a grid
-// barrier between the convs. With proj_w set (last layer) it also writes m_p and logs_p.
+// (b) conv k3 + ReLU, conv k3, residual, LayerNorm: one cooperative kernel, grid barriers
+// between the convs and before the LayerNorm (so the second conv spreads over row groups too).
+// With proj_w set (last layer) it also writes m_p and logs_p. ybuf [H, T] is scratch.
 extern "C" __global__ void __launch_bounds__(NT)
 enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, const float* b2,
-        const float* gamma, const float* beta, float* hbuf, unsigned* bar, const float* proj_w,
-        const float* proj_b, float* m_p, float* logs_p) {
+        const float* gamma, const float* beta, float* hbuf, float* ybuf, unsigned* bar,
+        const float* proj_w, const float* proj_b, float* m_p, float* logs_p) {
     extern __shared__ float sm[];
     CONV_SCRATCH;
     const int pad = (FFN_K - 1) / 2;
@@ -145,22 +146,36 @@ enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, cons
     }
     grid_sync(bar);
 
+    // Phase 2a: y = x + conv2(h) + b2 into ybuf, in (column tile, 64-row group) items.
     const int ld2 = FFN_TC2 + FFN_K - 1;
-    float* hs = sm;                       // FFN_F * ld2
-    float* ys = hs + FFN_F * ld2;         // H * FFN_TC2
-    for (int t0 = blockIdx.x * FFN_TC2; t0 < T; t0 += gridDim.x * FFN_TC2) {
+    const int ngroup2 = H / 64;
+    int ntile2 = (T + FFN_TC2 - 1) / FFN_TC2;
+    for (int item = blockIdx.x; item < ntile2 * ngroup2; item += gridDim.x) {
+        int t0 = (item / ngroup2) * FFN_TC2, r0 = (item % ngroup2) * 64;
         int nc = min(FFN_TC2, T - t0);
         __syncthreads();
         for (int i = threadIdx.x; i < FFN_F * ld2; i += NT) {
             int c = i / ld2, t = t0 - pad + i % ld2;
-            hs[i] = (t >= 0 && t < T) ? hbuf[(size_t)c * T + t] : 0.f;
+            sm[i] = (t >= 0 && t < T) ? hbuf[(size_t)c * T + t] : 0.f;
         }
         __syncthreads();
-        conv_smem(hs, ld2, FFN_F, w2, b2, FFN_K, 1, H, nc,
+        conv_smem(sm, ld2, FFN_F, w2 + (size_t)r0 * FFN_F * FFN_K, b2 + r0, FFN_K, 1, 64, nc,
                   [&](int r, int col, float v) {
-                      ys[r * FFN_TC2 + col] = x[(size_t)r * T + t0 + col] + v;
+                      size_t q = (size_t)(r0 + r) * T + t0 + col;
+                      ybuf[q] = x[q] + v;
                   },
                   1.f, wsm);
+    }
+    grid_sync(bar);
+    // Phase 2b: LayerNorm per column (and the projection to m_p, logs_p after the last layer).
+    float* ys = sm;  // H * FFN_TC2
+    for (int t0 = blockIdx.x * FFN_TC2; t0 < T; t0 += gridDim.x * FFN_TC2) {
+        int nc = min(FFN_TC2, T - t0);
+        __syncthreads();
+        for (int i = threadIdx.x; i < H * FFN_TC2; i += NT) {
+            int r = i / FFN_TC2, col = i % FFN_TC2;
+            ys[i] = col < nc ? ybuf[(size_t)r * T + t0 + col] : 0.f;
+        }
         __syncthreads();
         ln_columns(ys, H, FFN_TC2, nc, gamma, beta, false);
         for (int i = threadIdx.x; i < H * FFN_TC2; i += NT) {

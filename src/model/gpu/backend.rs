@@ -118,16 +118,34 @@ impl CudaBackend {
         self.model.run_encoder(ids)?;
         let mut rng = NoiseSource::new(seed);
         let noise = rng.sdp_noise(t, scales.noise_w);
-        let durations = self.model.run_sdp(&noise.data, scales.length_scale)?;
+        self.model.launch_sdp(&noise.data, scales.length_scale)?;
+        // The prior noise is the next stretch of the same random stream: draw it while the
+        // GPU runs the front half, then top up or trim once the frame count is known.
+        let c = self.model.dims.inter_channels;
+        let mut eps = Vec::new();
+        if scales.noise_scale != 0.0 {
+            while !self.model.sdp_ready() && eps.len() < c * 8192 {
+                eps.extend(rng.normal(vec![1, 4 * c]).data);
+            }
+        }
+        let durations = self.model.finish_sdp(t)?;
+        let t0 = std::time::Instant::now();
         let frames: usize = durations.iter().sum();
         let eps = if scales.noise_scale == 0.0 {
             None
         } else {
-            Some(
-                rng.normal(vec![self.model.dims.inter_channels, frames])
-                    .data,
-            )
+            let need = c * frames;
+            if eps.len() < need {
+                eps.extend(rng.normal(vec![1, need - eps.len()]).data);
+            }
+            eps.truncate(need);
+            Some(eps)
         };
+        if self.model.profile {
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            self.stages
+                .push(("host: prior-noise top-up after durations", ms));
+        }
         self.model
             .set_utterance(durations.clone(), scales.noise_scale, eps.as_deref())?;
         self.frames = frames;

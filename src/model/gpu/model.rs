@@ -152,6 +152,9 @@ pub struct GpuModel {
     graphs: HashMap<(usize, usize, usize, usize), CudaGraph>,
     /// Off with HARK_CUDA_GRAPHS=0, or after a capture failed.
     pub graphs_enabled: bool,
+    /// Durations land here (pinned) and `sdp_done` says when.
+    dur_host: Pinned,
+    sdp_done: cudarc::driver::CudaEvent,
 }
 
 impl GpuModel {
@@ -215,6 +218,8 @@ impl GpuModel {
         let bar = gpu.alloc(64)?;
         let prm = gpu.alloc(16)?;
         let prm_host = [gpu.alloc_pinned(4)?, gpu.alloc_pinned(4)?];
+        let dur_host = gpu.alloc_pinned(1024)?;
+        let sdp_done = gpu.ctx.new_event(None)?;
         Ok(Self {
             startup: StartupReport {
                 compile_ms,
@@ -240,6 +245,8 @@ impl GpuModel {
             prm_host,
             graphs: HashMap::new(),
             graphs_enabled: std::env::var("HARK_CUDA_GRAPHS").map_or(true, |v| v != "0"),
+            dur_host,
+            sdp_done,
         })
     }
 
@@ -392,7 +399,7 @@ impl GpuModel {
             let last = l + 1 == self.w.enc.len();
             g.launch(
                 &self.k.ffn,
-                self.k.ffn.coop(items_ffn.max(t.div_ceil(8))),
+                self.k.ffn.coop(items_ffn.max(t.div_ceil(8) * (h / 64))),
                 &[
                     Arg::P(p(&f.x)),
                     Arg::I(ti),
@@ -403,6 +410,7 @@ impl GpuModel {
                     Arg::P(e.g2),
                     Arg::P(e.b2n),
                     Arg::P(p(&f.hbuf)),
+                    Arg::P(p(&f.qkv)),
                     Arg::P(self.bar.ptr),
                     Arg::P(if last { self.w.proj_w } else { 0 }),
                     Arg::P(if last { self.w.proj_b } else { 0 }),
@@ -418,6 +426,13 @@ impl GpuModel {
     /// Duration predictor on the encoder output; `noise` is [2, T] already times noise_w.
     /// Leaves durations and frame offsets on the device and returns the durations.
     pub fn run_sdp(&mut self, noise: &[f32], length_scale: f32) -> Result<Vec<usize>, GpuError> {
+        self.launch_sdp(noise, length_scale)?;
+        self.finish_sdp(noise.len() / 2)
+    }
+
+    /// Queues the duration predictor and the copy of its durations to pinned memory; the
+    /// host can work until [`Self::sdp_ready`] and then take them with [`Self::finish_sdp`].
+    pub fn launch_sdp(&mut self, noise: &[f32], length_scale: f32) -> Result<(), GpuError> {
         let t = noise.len() / 2;
         let f = &self.front;
         let g = &self.gpu;
@@ -442,8 +457,32 @@ impl GpuModel {
             ],
         )?;
         self.mark("duration predictor")?;
-        let dur: Vec<i32> = self.gpu.dtoh_sync(p(&self.front.dur), t)?;
-        Ok(dur.into_iter().map(|v| v.max(0) as usize).collect())
+        if self.dur_host.len() < t {
+            self.dur_host = self.gpu.alloc_pinned(t.next_power_of_two())?;
+        }
+        // SAFETY: `dur` holds t ints; the pinned buffer has room and is read only after
+        // `sdp_done` completes.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(
+                &mut self.dur_host.slice_mut()[..t],
+                p(&self.front.dur),
+                self.gpu.stream.cu_stream(),
+            )?;
+        }
+        self.sdp_done.record(&self.gpu.stream)?;
+        Ok(())
+    }
+
+    pub fn sdp_ready(&self) -> bool {
+        self.sdp_done.is_complete()
+    }
+
+    pub fn finish_sdp(&mut self, t: usize) -> Result<Vec<usize>, GpuError> {
+        self.sdp_done.synchronize()?;
+        Ok(self.dur_host.slice()[..t]
+            .iter()
+            .map(|v| (v.to_bits() as i32).max(0) as usize)
+            .collect())
     }
 
     /// Host copies of front-half results (for tests and diagnostics).
@@ -485,8 +524,8 @@ impl GpuModel {
                 self.eps = Some(self.gpu.alloc(self.eps_cap * 4)?);
                 self.graphs.clear();
             }
+            // Pageable source: staged before the call returns, so `e` may go away.
             self.gpu.htod_async(p(&self.eps), e)?;
-            self.gpu.sync()?;
         }
         self.utt = Some(Utterance {
             tokens: durations.len(),
