@@ -106,15 +106,15 @@ __device__ __forceinline__ void ln_columns(float* ys, int C, int ld, int ncols, 
 // block must call it (it synchronises).
 #define CONV_RB 64
 #define CONV_KC 32
-template <int CB, int RM, int RN, typename W, typename F>
+template <int CB, int RM, int RN, int RB, typename W, typename F>
 __device__ __forceinline__ void conv_tile(const float* xs, int ld, int cin, const W* w,
                                           const float* bias, int K, int dil, int rows, int ncols,
                                           F& f, float slope, float* wsm) {
     constexpr int TC = CB / RN, TR = NT / TC;
-    static_assert(TR * RM == CONV_RB, "tile shape");
+    static_assert(TR * RM == RB && RB <= CONV_RB, "tile shape");
     const int tx = threadIdx.x % TC, ty = threadIdx.x / TC;
     const int KK = cin * K;
-    for (int r0 = 0; r0 < rows; r0 += CONV_RB) {
+    for (int r0 = 0; r0 < rows; r0 += RB) {
         for (int c0 = 0; c0 < ncols; c0 += CB) {
             float acc[RM][RN];
 #pragma unroll
@@ -126,7 +126,7 @@ __device__ __forceinline__ void conv_tile(const float* xs, int ld, int cin, cons
             }
             // Weight chunks go global -> registers -> shared; the next chunk's loads are in
             // flight while the current one is used.
-            constexpr int PER = CONV_RB * CONV_KC / NT;
+            constexpr int PER = RB * CONV_KC / NT;
             float pre[PER];
             auto fetch = [&](int k0) {
 #pragma unroll
@@ -190,8 +190,10 @@ template <typename W, typename F>
 __device__ __forceinline__ void conv_smem(const float* xs, int ld, int cin, const W* w,
                                           const float* bias, int K, int dil, int rows, int ncols,
                                           F f, float slope, float* wsm) {
-    if (ncols >= 32) conv_tile<32, 4, 2>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-    else if (ncols >= 16) conv_tile<16, 4, 1>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-    else if (ncols >= 8) conv_tile<8, 2, 1>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-    else conv_tile<4, 1, 1>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+    // Few rows and many columns (the last decoder stage): a 32 x 64 tile keeps every thread busy.
+    if (rows <= 32 && ncols >= 64) conv_tile<64, 2, 4, 32>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+    else if (ncols >= 32) conv_tile<32, 4, 2, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+    else if (ncols >= 16) conv_tile<16, 4, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+    else if (ncols >= 8) conv_tile<8, 2, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+    else conv_tile<4, 1, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
 }

@@ -53,6 +53,7 @@ impl CudaBackend {
     }
 
     pub fn with_precision(voice: &Voice, f16: bool) -> Result<Self, GpuError> {
+        let t0 = std::time::Instant::now();
         let dims = &voice.config.dims;
         let model = GpuModel::new(&voice.weights, dims, f16)?;
         let n = 64 * dims.samples_per_frame();
@@ -72,7 +73,18 @@ impl CudaBackend {
             stages: Vec::new(),
             model,
         };
+        let t1 = std::time::Instant::now();
         b.warm_up()?;
+        let st = &b.model.startup;
+        tracing::info!(
+            "{} ready in {:.0} ms: kernels {:.0} ms ({} of 4 from the cache), weights {:.0} ms, warm-up {:.0} ms",
+            b.name(),
+            t0.elapsed().as_secs_f64() * 1e3,
+            st.compile_ms,
+            st.cached_modules,
+            st.upload_ms,
+            t1.elapsed().as_secs_f64() * 1e3
+        );
         Ok(b)
     }
 
@@ -124,7 +136,8 @@ impl CudaBackend {
         let c = self.model.dims.inter_channels;
         let mut eps = Vec::new();
         if scales.noise_scale != 0.0 {
-            while !self.model.sdp_ready() && eps.len() < c * 8192 {
+            // Bounded by a generous frame count, in case the GPU is slow to answer.
+            while !self.model.sdp_ready() && eps.len() < c * 16 * t {
                 eps.extend(rng.normal(vec![1, 4 * c]).data);
             }
         }
