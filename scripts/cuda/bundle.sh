@@ -7,6 +7,8 @@ cd "$(dirname "$0")/../.."
 DEST=$1; VOICE=$2; REF=${3:-}
 STAGE=$(mktemp -d)
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/voices" "$STAGE/espeak-ng-data"
+# Build both: the binaries embed the kernel sources, and the kernel cache is keyed by them.
+cargo build --release
 strip -o "$STAGE/bin/hark" target/release/hark
 T=$(cargo test --release --no-run --test gpu_parity 2>&1 | grep -o "target/release/deps/gpu_parity-[a-f0-9]*" | head -1)
 strip -o "$STAGE/bin/gpu_parity" "$T"

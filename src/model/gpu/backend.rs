@@ -33,6 +33,8 @@ pub struct CudaBackend {
     frames: usize,
     /// Start chunk N+1 while the caller uses chunk N (double buffering); on by default.
     pub speculate: bool,
+    /// Size of the last chunk asked for (speculation waits for a steady size).
+    last_size: usize,
     /// Stage timings (ms) gathered while `model.profile` is set; the caller drains them.
     pub stages: Vec<(&'static str, f64)>,
 }
@@ -70,6 +72,7 @@ impl CudaBackend {
             pending: None,
             frames: 0,
             speculate: true,
+            last_size: 0,
             stages: Vec::new(),
             model,
         };
@@ -206,10 +209,14 @@ impl CudaBackend {
                 self.launch(start, end)?
             }
         };
-        // Chunk N+1 computes while chunk N is copied out and used (profiling keeps the
-        // stages apart, so it does not speculate).
-        if self.speculate && !self.model.profile && job.end < self.frames {
-            let next_end = (job.end + (job.end - job.start)).min(self.frames);
+        // Chunk N+1 computes while chunk N is copied out and used. Only once the caller asks
+        // for equal sizes twice in a row: a growing schedule would waste the guess. Profiling
+        // keeps the stages apart, so it does not speculate.
+        let size = job.end - job.start;
+        let steady = self.last_size == size;
+        self.last_size = size;
+        if self.speculate && steady && !self.model.profile && job.end < self.frames {
+            let next_end = (job.end + size).min(self.frames);
             self.pending = Some(self.launch(job.end, next_end)?);
         }
         self.copied[job.slot].synchronize()?;
