@@ -5,7 +5,7 @@ mod common;
 
 use common::audio::{
     REC_RATE, Recorder, audio_tests_enabled, best_alignment, best_alignment_in, piecewise_match,
-    record_while, resample_linear, rms, windows_match,
+    record_while, resample_linear, retry, rms, windows_match,
 };
 use common::engine::{events_until, finished, load_voice};
 use common::{installed_voices_dir, read_wav};
@@ -25,21 +25,6 @@ static SINK: Mutex<()> = Mutex::new(());
 
 fn sink_lock() -> std::sync::MutexGuard<'static, ()> {
     SINK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Runs a recording check up to three times. On a shared machine the sound server
-/// occasionally drops or inserts a period under load (alsa-lib: "underrun occurred"), which
-/// no engine fix can prevent; a real defect fails every attempt. Each failed attempt's
-/// message is printed.
-fn retry(check: impl Fn()) {
-    const ATTEMPTS: usize = 3;
-    for attempt in 1..=ATTEMPTS {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(&check)) {
-            Ok(()) => return,
-            Err(e) if attempt == ATTEMPTS => std::panic::resume_unwind(e),
-            Err(_) => eprintln!("attempt {attempt} failed (message above); trying again"),
-        }
-    }
 }
 
 fn device_engine(voices: &std::path::Path) -> (Engine, hark::engine::Events, Synthesizer) {
