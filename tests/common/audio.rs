@@ -193,3 +193,18 @@ pub fn piecewise_match(reference: &[f32], recording: &[f32], lag: usize) -> (Vec
     }
     (corrs, (lag.max(0) as usize) + reference.len())
 }
+
+/// Runs a recording check up to three times. On a shared machine the sound server
+/// occasionally drops or inserts a period under load (alsa-lib: "underrun occurred"), which
+/// no engine fix can prevent; a real defect fails every attempt. Each failed attempt's
+/// message is printed.
+pub fn retry(check: impl Fn()) {
+    const ATTEMPTS: usize = 3;
+    for attempt in 1..=ATTEMPTS {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(&check)) {
+            Ok(()) => return,
+            Err(e) if attempt == ATTEMPTS => std::panic::resume_unwind(e),
+            Err(_) => eprintln!("attempt {attempt} failed (message above); trying again"),
+        }
+    }
+}
