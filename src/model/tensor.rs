@@ -48,6 +48,16 @@ impl Tensor {
         let cols = self.shape[1];
         &mut self.data[r * cols..(r + 1) * cols]
     }
+
+    /// Columns `range` of a 2-D tensor, as a new tensor.
+    pub fn cols(&self, range: std::ops::Range<usize>) -> Tensor {
+        let rows = self.shape[0];
+        let mut data = Vec::with_capacity(rows * range.len());
+        for r in 0..rows {
+            data.extend_from_slice(&self.row(r)[range.clone()]);
+        }
+        Tensor::new(vec![rows, range.len()], data)
+    }
 }
 
 /// Relative L2 error ‖a − b‖ / ‖b‖, the parity measure used against the oracle.

@@ -94,22 +94,33 @@ impl ModelDims {
     /// `f − left ..= f + right` and no others (a conv with K taps and dilation d reaches
     /// d·(K−1)/2 either side; a transposed conv's reach follows from its stride and padding).
     pub fn flow_decoder_receptive_span(&self) -> (usize, usize) {
-        // Walk back from the samples of frame 0, `[0, hop)`, to the z_p frames they read.
+        let (left, right) = self.decoder_receptive_span();
+        let flow = self.flow_receptive_frames();
+        (left + flow, right + flow)
+    }
+
+    /// The decoder's own `(left, right)` reach in frames of z (the flow's output).
+    pub fn decoder_receptive_span(&self) -> (usize, usize) {
+        let (a, b) = self.decoder_reach_after_stage(0);
+        let pre = ((self.dec_pre_kernel_size.max(1) - 1) / 2) as i64;
+        ((pre - a).max(0) as usize, (b + pre).max(0) as usize)
+    }
+
+    /// The first and last input positions that the samples of frame 0, `[0, hop)`, read through
+    /// the decoder's upsampling stages from `first_stage` on and conv_post, in units of that
+    /// stage's input (0: conv_pre's output, in frames; `upsample_rates.len()`: conv_post
+    /// alone, in samples).
+    pub fn decoder_reach_after_stage(&self, first_stage: usize) -> (i64, i64) {
         let (mut a, mut b) = (0i64, self.samples_per_frame() as i64 - 1);
         let post = ((self.dec_post_kernel_size.max(1) - 1) / 2) as i64;
         a -= post;
         b += post;
-        let res_reach = self
-            .resblock_kernel_sizes
-            .iter()
-            .zip(&self.resblock_dilation_sizes)
-            .map(|(&k, dils)| dils.iter().map(|&d| d * (k.max(1) - 1) / 2).sum::<usize>())
-            .max()
-            .unwrap_or(0) as i64;
+        let res_reach = self.resblock_reach() as i64;
         for (&s, &k) in self
             .upsample_rates
             .iter()
             .zip(&self.upsample_kernel_sizes)
+            .skip(first_stage)
             .rev()
         {
             a -= res_reach;
@@ -120,18 +131,33 @@ impl ModelDims {
             a = (a + p - k + 1 + s - 1).div_euclid(s);
             b = (b + p).div_euclid(s);
         }
-        let pre = ((self.dec_pre_kernel_size.max(1) - 1) / 2) as i64;
-        a -= pre;
-        b += pre;
-        // Flow: each coupling's WaveNet reaches Σ_i rate^i·(K−1)/2 either side.
+        (a, b)
+    }
+
+    /// Reach of one stage's ResBlock2s in that stage's samples (the largest of the blocks).
+    fn resblock_reach(&self) -> usize {
+        self.resblock_kernel_sizes
+            .iter()
+            .zip(&self.resblock_dilation_sizes)
+            .map(|(&k, dils)| dils.iter().map(|&d| d * (k.max(1) - 1) / 2).sum::<usize>())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Reach of one flow coupling's WaveNet, each side, in frames: Σ_i rate^i·(K−1)/2.
+    pub fn flow_coupling_reach(&self) -> usize {
         let mut wn = 0usize;
         let mut dil = 1usize;
         for _ in 0..self.flow_wn_layers {
             wn += dil * (self.flow_kernel_size.max(1) - 1) / 2;
             dil *= self.flow_dilation_rate.max(1);
         }
-        let flow = (self.flow_n_couplings * wn) as i64;
-        ((flow - a).max(0) as usize, (flow + b).max(0) as usize)
+        wn
+    }
+
+    /// Reach of the whole flow, each side, in frames.
+    pub fn flow_receptive_frames(&self) -> usize {
+        self.flow_n_couplings * self.flow_coupling_reach()
     }
 
     pub fn samples_per_frame(&self) -> usize {

@@ -1,7 +1,7 @@
 //! HiFi-GAN decoder (Piper's `Generator`, resblock type "2"): z `[C, F]` → audio
 //! `F · hop` samples, plus the windowed flow+decoder used for streaming.
 
-use super::flow::{check_input, flow_reverse};
+use super::flow::{check_input, flow_reverse_cols};
 use super::ops::conv1d_fused;
 use super::polyphase::Polyphase;
 use super::upsample::{ResConv, Stage};
@@ -9,6 +9,7 @@ use super::vmath::tanh_in_place;
 use super::{ModelError, Result};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
+use std::ops::Range;
 
 /// Slope of the LeakyReLUs inside the decoder (HiFi-GAN's `LRELU_SLOPE`).
 const LRELU_SLOPE: f32 = 0.1;
@@ -135,17 +136,49 @@ fn stage_weights<'a>(w: &'a Weights, d: &ModelDims, stage: usize, x: &Tensor) ->
 
 /// The whole decoder: `z [C, F]` → `F · hop` samples in [−1, 1].
 pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
+    check_input(z, d.inter_channels, "decode")?;
+    decode_cols(w, d, z, 0..z.dim(1))
+}
+
+/// The decoder's audio for frames `keep` of `z [C, F]`: `keep.len() · hop` samples, equal to
+/// that slice of [`decode`]. Between stages the activations are cut to what the rest of the
+/// decoder reads for `keep`, so context frames only cost where they are needed.
+pub fn decode_cols(w: &Weights, d: &ModelDims, z: &Tensor, keep: Range<usize>) -> Result<Vec<f32>> {
     check_decoder_dims(d)?;
     check_input(z, d.inter_channels, "decode")?;
+    if keep.is_empty() || keep.end > z.dim(1) {
+        return Err(ModelError::Input(format!(
+            "decode: frames {keep:?} not inside [0, {})",
+            z.dim(1)
+        )));
+    }
     let u = d.upsample_initial_channel;
     let kp = d.dec_pre_kernel_size;
     let pre_w = w.get_shaped("dec.conv_pre.weight", &[u, d.inter_channels, kp])?;
     let pre_b = w.get_shaped("dec.conv_pre.bias", &[u])?;
     let mut x = conv1d_fused(z, pre_w, Some(pre_b), (kp - 1) / 2, 1, None, None);
-    for stage in 0..d.upsample_rates.len() {
+    // `x` holds positions `at` of the current stage's input (frames × `per_frame`).
+    let (mut at, mut per_frame) = (0..z.dim(1), 1usize);
+    let n = d.upsample_rates.len();
+    for stage in 0..=n {
+        // What frames `keep` read from here on; cut the rest away.
+        let (a, b) = d.decoder_reach_after_stage(stage);
+        let lo = (keep.start * per_frame) as i64 + a;
+        let hi = ((keep.end - 1) * per_frame) as i64 + b + 1;
+        let want = (lo.max(at.start as i64) as usize)..(hi.min(at.end as i64) as usize);
+        if want != at {
+            x = x.cols(want.start - at.start..want.end - at.start);
+            at = want;
+        }
+        if stage == n {
+            break;
+        }
         x = upsample_stage(w, d, stage, &x)?;
+        let rate = d.upsample_rates[stage];
+        at = at.start * rate..at.end * rate;
+        per_frame *= rate;
     }
-    let last = stage_channels(d, d.upsample_rates.len() - 1);
+    let last = stage_channels(d, n - 1);
     let kq = d.dec_post_kernel_size;
     let post_w = w.get_shaped("dec.conv_post.weight", &[1, last, kq])?;
     // Piper's conv_post has no bias; accept one if a voice carries it.
@@ -155,6 +188,9 @@ pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
         None
     };
     let mut y = conv1d_fused(&x, post_w, post_b, (kq - 1) / 2, 1, Some(FINAL_SLOPE), None).data;
+    let from = keep.start * per_frame - at.start;
+    y.drain(..from);
+    y.truncate(keep.len() * per_frame);
     tanh_in_place(&mut y);
     Ok(y)
 }
@@ -163,6 +199,9 @@ pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
 /// `z_p[start − context : end + context]` (clipped to the utterance) with the margins' audio
 /// discarded. With `context ≥ d.flow_decoder_receptive_frames()` it equals the matching
 /// slice of the full decode. Returns `(end − start) · hop` samples.
+///
+/// Only the work that reaches `[start, end)` is done: the decoder runs on its own (smaller)
+/// reach around the chunk, and each flow coupling on the reach of what follows it.
 pub fn decode_window(
     w: &Weights,
     d: &ModelDims,
@@ -180,21 +219,18 @@ pub fn decode_window(
     }
     let lo = start.saturating_sub(context);
     let hi = (end + context).min(f);
-    let n = hi - lo;
-    let c = z_p.dim(0);
-    let mut win = Tensor::zeros(vec![c, n]);
-    for ch in 0..c {
-        win.row_mut(ch).copy_from_slice(&z_p.row(ch)[lo..hi]);
-    }
-    let z = flow_reverse(w, d, &win)?;
-    let audio = decode(w, d, &z)?;
-    let hop = d.samples_per_frame();
-    Ok(audio[(start - lo) * hop..(end - lo) * hop].to_vec())
+    // The decoder's share of the context; the flow covers the rest.
+    let (dec_left, dec_right) = d.decoder_receptive_span();
+    let dec_lo = start.saturating_sub(context.min(dec_left));
+    let dec_hi = (end + context.min(dec_right)).min(f);
+    let z = flow_reverse_cols(w, d, &z_p.cols(lo..hi), dec_lo - lo..dec_hi - lo)?;
+    decode_cols(w, d, &z, start - dec_lo..end - dec_lo)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cpu::flow::flow_reverse;
     use crate::model::cpu::testutil::{random_tensor, random_weights, tiny_dims};
     use crate::model::tensor::rel_l2;
     use std::collections::HashMap;
@@ -372,6 +408,26 @@ mod tests {
         assert!(rel_l2(&short, &full[60 * hop..80 * hop]) > 1e-5);
         assert!(decode_window(&w, &d, &z, 10, 10, ctx).is_err());
         assert!(decode_window(&w, &d, &z, 10, f + 1, ctx).is_err());
+    }
+
+    #[test]
+    fn decoding_columns_equals_the_full_decode_there() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 26);
+        let f = 70;
+        let hop = d.samples_per_frame();
+        let z = random_tensor(11, &[d.inter_channels, f], 1.0);
+        let full = decode(&w, &d, &z).unwrap();
+        for keep in [0..1, 0..16, 20..37, 69..70, 0..70] {
+            let got = decode_cols(&w, &d, &z, keep.clone()).unwrap();
+            let want = &full[keep.start * hop..keep.end * hop];
+            assert!(rel_l2(&got, want) <= 1e-6, "{keep:?}");
+        }
+        // Decoding only the kept frames (no context) differs: the check can fail.
+        let bare = decode(&w, &d, &z.cols(20..37)).unwrap();
+        assert!(rel_l2(&bare, &full[20 * hop..37 * hop]) > 1e-6);
+        assert!(decode_cols(&w, &d, &z, 60..71).is_err());
+        assert!(decode_cols(&w, &d, &z, 5..5).is_err());
     }
 
     #[test]
