@@ -41,6 +41,19 @@ pub trait Backend {
     /// Audio for frames `[start, end)` of the current utterance (`hop` samples per frame).
     /// Chunks decoded with enough context equal the full-utterance decode.
     fn decode(&mut self, start: usize, end: usize) -> Result<Vec<f32>, BackendError>;
+
+    /// [`Backend::decode`] that may give up early, returning `Ok(None)`, once `cancelled()`
+    /// is true (a stop arrived: the audio is no longer wanted), so a stop need not wait for
+    /// a long step. By default it is not cancellable.
+    fn decode_cancellable(
+        &mut self,
+        start: usize,
+        end: usize,
+        cancelled: cpu::CancelFn,
+    ) -> Result<Option<Vec<f32>>, BackendError> {
+        let _ = cancelled;
+        self.decode(start, end).map(Some)
+    }
 }
 
 /// The f32 reference on the CPU.
@@ -84,15 +97,27 @@ impl Backend for CpuBackend {
     }
 
     fn decode(&mut self, start: usize, end: usize) -> Result<Vec<f32>, BackendError> {
+        Ok(self
+            .decode_cancellable(start, end, cpu::NEVER)?
+            .unwrap_or_default())
+    }
+
+    fn decode_cancellable(
+        &mut self,
+        start: usize,
+        end: usize,
+        cancelled: cpu::CancelFn,
+    ) -> Result<Option<Vec<f32>>, BackendError> {
         let z_p = self.z_p.as_ref().ok_or(BackendError::NoUtterance)?;
         let v = &self.voice;
-        Ok(cpu::decoder::decode_window(
-            &v.weights,
-            &v.config.dims,
-            z_p,
-            start,
-            end,
-            self.context,
-        )?)
+        let d = &v.config.dims;
+        let (w, ctx) = (&v.weights, self.context);
+        let audio = cpu::decoder::window_flow(w, d, z_p, start, end, ctx, cancelled)
+            .and_then(|(z, keep)| cpu::decoder::decode_cols(w, d, &z, keep, cancelled));
+        match audio {
+            Ok(audio) => Ok(Some(audio)),
+            Err(cpu::ModelError::Cancelled) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 }

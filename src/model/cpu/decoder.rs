@@ -6,7 +6,7 @@ use super::ops::conv1d_fused;
 use super::polyphase::Polyphase;
 use super::upsample::{ResConv, Stage};
 use super::vmath::tanh_in_place;
-use super::{ModelError, Result};
+use super::{CancelFn, ModelError, NEVER, Result, check_cancel};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
 use std::ops::Range;
@@ -137,13 +137,19 @@ fn stage_weights<'a>(w: &'a Weights, d: &ModelDims, stage: usize, x: &Tensor) ->
 /// The whole decoder: `z [C, F]` → `F · hop` samples in [−1, 1].
 pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
     check_input(z, d.inter_channels, "decode")?;
-    decode_cols(w, d, z, 0..z.dim(1))
+    decode_cols(w, d, z, 0..z.dim(1), NEVER)
 }
 
 /// The decoder's audio for frames `keep` of `z [C, F]`: `keep.len() · hop` samples, equal to
 /// that slice of [`decode`]. Between stages the activations are cut to what the rest of the
 /// decoder reads for `keep`, so context frames only cost where they are needed.
-pub fn decode_cols(w: &Weights, d: &ModelDims, z: &Tensor, keep: Range<usize>) -> Result<Vec<f32>> {
+pub fn decode_cols(
+    w: &Weights,
+    d: &ModelDims,
+    z: &Tensor,
+    keep: Range<usize>,
+    cancel: CancelFn,
+) -> Result<Vec<f32>> {
     check_decoder_dims(d)?;
     check_input(z, d.inter_channels, "decode")?;
     if keep.is_empty() || keep.end > z.dim(1) {
@@ -173,6 +179,7 @@ pub fn decode_cols(w: &Weights, d: &ModelDims, z: &Tensor, keep: Range<usize>) -
         if stage == n {
             break;
         }
+        check_cancel(cancel)?;
         x = upsample_stage(w, d, stage, &x)?;
         let rate = d.upsample_rates[stage];
         at = at.start * rate..at.end * rate;
@@ -210,6 +217,22 @@ pub fn decode_window(
     end: usize,
     context: usize,
 ) -> Result<Vec<f32>> {
+    let (z, keep) = window_flow(w, d, z_p, start, end, context, NEVER)?;
+    decode_cols(w, d, &z, keep, NEVER)
+}
+
+/// The flow half of [`decode_window`]: z over the decoder's share of the window, and where
+/// frames `[start, end)` lie in it. `cancel` is checked between the flow's couplings, and
+/// [`decode_cols`] checks it between the decoder's stages.
+pub fn window_flow(
+    w: &Weights,
+    d: &ModelDims,
+    z_p: &Tensor,
+    start: usize,
+    end: usize,
+    context: usize,
+    cancel: CancelFn,
+) -> Result<(Tensor, Range<usize>)> {
     check_input(z_p, d.inter_channels, "decode_window")?;
     let f = z_p.dim(1);
     if start >= end || end > f {
@@ -223,8 +246,8 @@ pub fn decode_window(
     let (dec_left, dec_right) = d.decoder_receptive_span();
     let dec_lo = start.saturating_sub(context.min(dec_left));
     let dec_hi = (end + context.min(dec_right)).min(f);
-    let z = flow_reverse_cols(w, d, &z_p.cols(lo..hi), dec_lo - lo..dec_hi - lo)?;
-    decode_cols(w, d, &z, start - dec_lo..end - dec_lo)
+    let z = flow_reverse_cols(w, d, &z_p.cols(lo..hi), dec_lo - lo..dec_hi - lo, cancel)?;
+    Ok((z, start - dec_lo..end - dec_lo))
 }
 
 #[cfg(test)]
@@ -419,15 +442,26 @@ mod tests {
         let z = random_tensor(11, &[d.inter_channels, f], 1.0);
         let full = decode(&w, &d, &z).unwrap();
         for keep in [0..1, 0..16, 20..37, 69..70, 0..70] {
-            let got = decode_cols(&w, &d, &z, keep.clone()).unwrap();
+            let got = decode_cols(&w, &d, &z, keep.clone(), NEVER).unwrap();
             let want = &full[keep.start * hop..keep.end * hop];
             assert!(rel_l2(&got, want) <= 1e-6, "{keep:?}");
         }
         // Decoding only the kept frames (no context) differs: the check can fail.
         let bare = decode(&w, &d, &z.cols(20..37)).unwrap();
         assert!(rel_l2(&bare, &full[20 * hop..37 * hop]) > 1e-6);
-        assert!(decode_cols(&w, &d, &z, 60..71).is_err());
-        assert!(decode_cols(&w, &d, &z, 5..5).is_err());
+        assert!(decode_cols(&w, &d, &z, 60..71, NEVER).is_err());
+        // Cancelling gives up between stages, whichever stage it is asked at.
+        for after in 0..6 {
+            let asked = std::sync::atomic::AtomicUsize::new(0);
+            let cancel = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= after;
+            let r = window_flow(&w, &d, &z, 10, 30, 20, &cancel)
+                .and_then(|(zz, keep)| decode_cols(&w, &d, &zz, keep, &cancel));
+            assert!(
+                matches!(r, Err(ModelError::Cancelled)),
+                "after {after}: {r:?}"
+            );
+        }
+        assert!(decode_cols(&w, &d, &z, 5..5, NEVER).is_err());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use super::ops::{conv1d, conv1d_fused};
 use super::vmath::tanh_sigmoid_gate;
-use super::{ModelError, Result};
+use super::{CancelFn, ModelError, Result, check_cancel};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
 
@@ -149,6 +149,7 @@ pub fn flow_reverse_cols(
     d: &ModelDims,
     z_p: &Tensor,
     keep: std::ops::Range<usize>,
+    cancel: CancelFn,
 ) -> Result<Tensor> {
     check_input(z_p, d.inter_channels, "flow_reverse_cols")?;
     let t = z_p.dim(1);
@@ -168,6 +169,7 @@ pub fn flow_reverse_cols(
             x = x.cols(want.start - at.start..want.end - at.start);
             at = want;
         }
+        check_cancel(cancel)?;
         flip_channels(&mut x);
         x = coupling_reverse(w, d, c, &x)?;
     }
@@ -177,6 +179,7 @@ pub fn flow_reverse_cols(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cpu::NEVER;
     use crate::model::cpu::testutil::{random_tensor, random_weights, tiny_dims};
     use crate::model::tensor::rel_l2;
 
@@ -331,7 +334,7 @@ mod tests {
         let x = random_tensor(4, &[d.inter_channels, t], 1.0);
         let full = flow_reverse(&w, &d, &x).unwrap();
         for keep in [0..10, 30..45, 80..90, 0..90, 44..45] {
-            let got = flow_reverse_cols(&w, &d, &x, keep.clone()).unwrap();
+            let got = flow_reverse_cols(&w, &d, &x, keep.clone(), NEVER).unwrap();
             let want = full.cols(keep.clone());
             assert_eq!(got.shape, want.shape);
             assert!(rel_l2(&got.data, &want.data) <= 1e-6, "{keep:?}");
@@ -340,6 +343,6 @@ mod tests {
         // around the columns differs.
         let tight = flow_reverse(&w, &d, &x.cols(30..45)).unwrap();
         assert!(rel_l2(&tight.data, &full.cols(30..45).data) > 1e-6);
-        assert!(flow_reverse_cols(&w, &d, &x, 80..91).is_err());
+        assert!(flow_reverse_cols(&w, &d, &x, 80..91, NEVER).is_err());
     }
 }

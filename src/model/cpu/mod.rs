@@ -25,6 +25,24 @@ pub enum ModelError {
     Weights(#[from] WeightsError),
     #[error("invalid model input: {0}")]
     Input(String),
+    /// A cancellable computation was asked to stop (its result is no longer wanted).
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Asked between the stages of a long computation; `true` abandons it with
+/// [`ModelError::Cancelled`] (e.g. a streaming chunk whose audio was stopped).
+pub type CancelFn<'a> = &'a (dyn Fn() -> bool + Sync + 'a);
+
+/// Never cancels.
+pub const NEVER: CancelFn<'static> = &|| false;
+
+pub(crate) fn check_cancel(cancel: CancelFn) -> Result<()> {
+    if cancel() {
+        Err(ModelError::Cancelled)
+    } else {
+        Ok(())
+    }
 }
 
 pub type Result<T> = std::result::Result<T, ModelError>;

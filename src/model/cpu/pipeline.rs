@@ -4,7 +4,7 @@
 use super::decoder::decode;
 use super::duration::duration_logw;
 use super::durations::{durations, expand_frames};
-use super::encoder::text_encoder;
+use super::encoder::{EncoderOut, text_encoder};
 use super::flow::flow_reverse;
 use super::noise::{NoiseSource, sample_prior};
 use super::{ModelError, Result};
@@ -43,7 +43,18 @@ pub fn frontend(
         return Err(ModelError::Input("no phoneme ids to synthesise".into()));
     }
     let enc = text_encoder(w, d, ids)?;
-    let t = ids.len();
+    frontend_after_encoder(w, d, enc, scales, rng)
+}
+
+/// The front half after the text encoder: duration predictor, expansion and prior sampling.
+pub fn frontend_after_encoder(
+    w: &Weights,
+    d: &ModelDims,
+    enc: EncoderOut,
+    scales: &Scales,
+    rng: &mut NoiseSource,
+) -> Result<Frontend> {
+    let t = enc.m_p.dim(1);
     let mut noise = if scales.noise_w == 0.0 {
         Tensor::zeros(vec![2, t])
     } else {
