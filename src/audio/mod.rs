@@ -1,4 +1,6 @@
 //! Audio output: WAV files, the simple blocking player, and the engine's streaming output.
+mod callback;
+mod clock;
 pub mod out;
 pub mod playback;
 pub mod resample;

@@ -2,17 +2,20 @@
 //! rubato resampling, a lock-free ring to the callback, volume, pause/resume and flush with a
 //! short fade, and position markers that fire when the callback hands out a given sample.
 //!
-//! The callback never allocates or locks: it talks to the engine only through atomics and
-//! three SPSC rings (audio, markers in, marker hits out).
+//! The callback itself is in `callback.rs`; it runs inside cpal or, with no sound card, on
+//! the timer thread of `clock.rs`.
 
 use super::AudioError;
+pub use super::callback::Transport;
+use super::callback::{Callback, Shared};
+use super::clock::{CLOCK_CHANNELS, CLOCK_RATE, ClockDriver};
 use super::resample::StreamResampler;
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SizedSample};
-use ringbuf::traits::{Consumer, Observer, Producer, Split};
-use ringbuf::{HeapCons, HeapProd, HeapRb};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use ringbuf::traits::{Consumer, Producer, Split};
+use ringbuf::{HeapProd, HeapRb};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Requested device buffer (the callback period).
@@ -30,34 +33,6 @@ const FLUSH_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Called (on a helper thread) with a marker's tag and the time its sample reached the callback.
 pub type MarkFn = Arc<dyn Fn(u64, Instant) + Send + Sync>;
-
-/// Controls the callback obeys directly, so stop and pause take effect within one device
-/// period even while the engine thread is busy synthesising.
-#[derive(Default)]
-pub struct Transport {
-    pub paused: AtomicBool,
-    /// Any change flushes the ring (with a fade); the engine bumps it on every stop.
-    pub stop: AtomicU64,
-    /// The device's latency as of the last callback (µs from handing a sample out to its
-    /// playback), as far as the driver reports it.
-    pub latency_us: AtomicU64,
-}
-
-struct Shared {
-    base: Instant,
-    volume: AtomicU32,
-    transport: Arc<Transport>,
-    flush_req: AtomicU64,
-    flush_ack: AtomicU64,
-    /// Device frames handed out or discarded so far.
-    read_pos: AtomicU64,
-    underruns: AtomicU64,
-    /// The engine has more audio coming: an empty ring now is an underrun.
-    expecting: AtomicBool,
-    failed: AtomicBool,
-    last_callback_ns: AtomicU64,
-    error: Mutex<Option<String>>,
-}
 
 /// What the engine needs from an output: the device, or nothing (headless).
 pub trait AudioSink {
@@ -143,7 +118,7 @@ impl AudioSink for NullSink {
 
 /// The default output device.
 pub struct DeviceSink {
-    _stream: cpal::Stream,
+    _driver: Driver,
     producer: HeapProd<f32>,
     marks: HeapProd<(u64, u64)>,
     resampler: StreamResampler,
@@ -158,8 +133,7 @@ pub struct DeviceSink {
     /// positions, for mapping markers.
     run_src: u64,
     run_dev: u64,
-    notifier_stop: Arc<AtomicBool>,
-    notifier: Option<std::thread::JoinHandle<()>>,
+    _notifier: Notifier,
     /// The device buffer in frames, when a fixed size was granted.
     pub buffer_frames: Option<u32>,
 }
@@ -205,91 +179,34 @@ impl DeviceSink {
             .map_err(|_| AudioError::Open("the audio backend crashed while probing".into()))??;
         let device_rate = config.sample_rate().0;
         let channels = config.channels() as usize;
-        let capacity = (device_rate as f32 * RING_SECONDS) as usize;
-        let (producer, consumer) = HeapRb::<f32>::new(capacity).split();
-        let (marks, marks_cons) = HeapRb::<(u64, u64)>::new(MARK_SLOTS).split();
-        let (hits, mut hits_cons) = HeapRb::<(u64, u64)>::new(MARK_SLOTS).split();
-        let shared = Arc::new(Shared {
-            base: Instant::now(),
-            volume: AtomicU32::new(1.0f32.to_bits()),
-            transport: Arc::clone(transport),
-            flush_req: AtomicU64::new(0),
-            flush_ack: AtomicU64::new(0),
-            read_pos: AtomicU64::new(0),
-            underruns: AtomicU64::new(0),
-            expecting: AtomicBool::new(false),
-            failed: AtomicBool::new(false),
-            last_callback_ns: AtomicU64::new(0),
-            error: Mutex::new(None),
-        });
-        let fade_frames = (device_rate as f32 * FADE_MS / 1000.0).max(1.0);
-        let cb = Callback {
-            consumer,
-            marks: marks_cons,
-            hits,
-            shared: Arc::clone(&shared),
-            channels,
-            gain: 1.0,
-            fade_step: 1.0 / fade_frames,
-            volume: 1.0,
-            acked: 0,
-            seen_stop: transport.stop.load(Ordering::Acquire),
-            pos: 0,
-            starving: false,
-            boosted: false,
-        };
-        let try_build = |cfg: &cpal::StreamConfig, cb: Callback| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                build_stream(&device, cfg, config.sample_format(), cb, &shared)
-            }))
-            .map_err(|_| AudioError::Open("the audio backend crashed while opening".into()))?
-        };
+        let (cb, parts) = Parts::new(source_rate, device_rate, channels, on_mark, transport)?;
+        let shared = Arc::clone(&cb.shared);
         let mut stream_config = config.config();
-        let mut buffer_frames = None;
         if let Some(frames) = fixed {
             stream_config.buffer_size = cpal::BufferSize::Fixed(frames);
-            buffer_frames = Some(frames);
         }
-        let stream = try_build(&stream_config, cb)?;
+        let stream = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            build_stream(&device, &stream_config, config.sample_format(), cb, &shared)
+        }))
+        .map_err(|_| AudioError::Open("the audio backend crashed while opening".into()))??;
         stream.play().map_err(|e| AudioError::Open(e.to_string()))?;
-        let resampler =
-            StreamResampler::new(source_rate, device_rate).map_err(AudioError::Resample)?;
-        let notifier_stop = Arc::new(AtomicBool::new(false));
-        let notifier = {
-            let stop = Arc::clone(&notifier_stop);
-            let base = shared.base;
-            std::thread::Builder::new()
-                .name("hark-audio-marks".into())
-                .spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        while let Some((tag, ns)) = hits_cons.try_pop() {
-                            on_mark(tag, base + Duration::from_nanos(ns));
-                        }
-                        std::thread::sleep(NOTIFY_POLL);
-                    }
-                })
-                .map_err(|e| AudioError::Open(e.to_string()))?
-        };
-        tracing::info!(
-            "audio out: {device_rate} Hz, {channels} ch, buffer {:?}",
-            buffer_frames
-        );
-        Ok(Self {
-            _stream: stream,
-            producer,
-            marks,
-            resampler,
-            scratch: Vec::new(),
-            shared,
-            device_rate,
-            write_pos: 0,
-            src_written: 0,
-            run_src: 0,
-            run_dev: 0,
-            notifier_stop,
-            notifier: Some(notifier),
-            buffer_frames,
-        })
+        tracing::info!("audio out: {device_rate} Hz, {channels} ch, buffer {fixed:?}");
+        Ok(parts.into_sink(Driver::Cpal(stream), fixed))
+    }
+
+    /// No sound card: the callback runs on a timer thread every `period_ms` (default: the
+    /// 10 ms asked of real devices, or `HARK_AUDIO_BUFFER_MS`) at 48 kHz stereo, and its
+    /// samples are dropped. For measuring the streaming path where there is no device.
+    pub fn simulated(
+        source_rate: u32,
+        on_mark: MarkFn,
+        transport: Arc<Transport>,
+        period_ms: Option<u32>,
+    ) -> Result<Self, AudioError> {
+        let frames = CLOCK_RATE * period_ms.unwrap_or_else(target_buffer_ms) / 1000;
+        let (cb, parts) = Parts::new(source_rate, CLOCK_RATE, CLOCK_CHANNELS, on_mark, &transport)?;
+        let clock = ClockDriver::start(cb, frames).map_err(|e| AudioError::Open(e.to_string()))?;
+        Ok(parts.into_sink(Driver::Clock(clock), Some(frames)))
     }
 
     pub fn device_rate(&self) -> u32 {
@@ -340,6 +257,111 @@ impl DeviceSink {
     }
 }
 
+/// What plays the callback: cpal, or the timer of a simulated device.
+enum Driver {
+    Cpal(#[allow(dead_code)] cpal::Stream),
+    Clock(#[allow(dead_code)] ClockDriver),
+}
+
+/// Everything of a sink but its driver.
+struct Parts {
+    producer: HeapProd<f32>,
+    marks: HeapProd<(u64, u64)>,
+    resampler: StreamResampler,
+    shared: Arc<Shared>,
+    device_rate: u32,
+    notifier: Notifier,
+}
+
+/// The thread that turns marker hits into notifications; stopped when dropped (also when
+/// opening the device fails after it started, so it never outlives its sink).
+struct Notifier {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Notifier {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.thread.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Parts {
+    /// The rings, the callback that drains them, the resampler and the thread that turns
+    /// marker hits into notifications.
+    fn new(
+        source_rate: u32,
+        device_rate: u32,
+        channels: usize,
+        on_mark: MarkFn,
+        transport: &Arc<Transport>,
+    ) -> Result<(Callback, Self), AudioError> {
+        let capacity = (device_rate as f32 * RING_SECONDS) as usize;
+        let (producer, consumer) = HeapRb::<f32>::new(capacity).split();
+        let (marks, marks_cons) = HeapRb::<(u64, u64)>::new(MARK_SLOTS).split();
+        let (hits, mut hits_cons) = HeapRb::<(u64, u64)>::new(MARK_SLOTS).split();
+        let shared = Arc::new(Shared::new(Arc::clone(transport)));
+        let cb = Callback::new(
+            consumer,
+            marks_cons,
+            hits,
+            Arc::clone(&shared),
+            channels,
+            device_rate,
+            FADE_MS,
+        );
+        let resampler =
+            StreamResampler::new(source_rate, device_rate).map_err(AudioError::Resample)?;
+        let notifier_stop = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&notifier_stop);
+        let base = shared.base;
+        let notifier = std::thread::Builder::new()
+            .name("hark-audio-marks".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    while let Some((tag, ns)) = hits_cons.try_pop() {
+                        on_mark(tag, base + Duration::from_nanos(ns));
+                    }
+                    std::thread::sleep(NOTIFY_POLL);
+                }
+            })
+            .map_err(|e| AudioError::Open(e.to_string()))?;
+        let parts = Self {
+            producer,
+            marks,
+            resampler,
+            shared,
+            device_rate,
+            notifier: Notifier {
+                stop: notifier_stop,
+                thread: Some(notifier),
+            },
+        };
+        Ok((cb, parts))
+    }
+
+    fn into_sink(self, driver: Driver, buffer_frames: Option<u32>) -> DeviceSink {
+        DeviceSink {
+            _driver: driver,
+            producer: self.producer,
+            marks: self.marks,
+            resampler: self.resampler,
+            scratch: Vec::new(),
+            shared: self.shared,
+            device_rate: self.device_rate,
+            write_pos: 0,
+            src_written: 0,
+            run_src: 0,
+            run_dev: 0,
+            _notifier: self.notifier,
+            buffer_frames,
+        }
+    }
+}
+
 type Probed = (
     cpal::Device,
     cpal::SupportedStreamConfig,
@@ -378,9 +400,8 @@ impl AudioSink for DeviceSink {
 
     fn mark(&mut self, pos: u64, tag: u64) {
         let rel = pos.saturating_sub(self.run_src) as f64;
-        let dev = self.run_dev
-            + self.resampler.delay() as u64
-            + (rel * self.resampler.ratio()).round() as u64;
+        // The resampler's delay is dropped at the start of each run, so no offset here.
+        let dev = self.run_dev + (rel * self.resampler.ratio()).round() as u64;
         if self.marks.try_push((dev, tag)).is_err() {
             tracing::warn!("too many pending audio markers; one was dropped");
         }
@@ -466,108 +487,6 @@ impl AudioSink for DeviceSink {
     }
 }
 
-impl Drop for DeviceSink {
-    fn drop(&mut self) {
-        self.notifier_stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.notifier.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-/// State owned by the audio callback.
-struct Callback {
-    consumer: HeapCons<f32>,
-    marks: HeapCons<(u64, u64)>,
-    hits: HeapProd<(u64, u64)>,
-    shared: Arc<Shared>,
-    channels: usize,
-    gain: f32,
-    fade_step: f32,
-    volume: f32,
-    acked: u64,
-    seen_stop: u64,
-    pos: u64,
-    starving: bool,
-    boosted: bool,
-}
-
-impl Callback {
-    fn fill<T: SizedSample + FromSample<f32>>(&mut self, out: &mut [T]) {
-        if !self.boosted {
-            self.boosted = true;
-            boost_current_thread();
-        }
-        let sh = &self.shared;
-        let now_ns = sh.base.elapsed().as_nanos() as u64;
-        sh.last_callback_ns.store(now_ns, Ordering::Relaxed);
-        let flush_req = sh.flush_req.load(Ordering::Acquire);
-        let stop = sh.transport.stop.load(Ordering::Acquire);
-        let flushing = flush_req != self.acked || stop != self.seen_stop;
-        let paused = sh.transport.paused.load(Ordering::Acquire);
-        let target = if flushing || paused { 0.0 } else { 1.0 };
-        let expecting = sh.expecting.load(Ordering::Relaxed);
-        let frames = out.len() / self.channels.max(1);
-        let vol_target = f32::from_bits(sh.volume.load(Ordering::Relaxed));
-        // Volume changes ramp over one buffer.
-        let vol_step = (vol_target - self.volume) / frames.max(1) as f32;
-        for frame in out.chunks_mut(self.channels.max(1)) {
-            if self.gain < target {
-                self.gain = (self.gain + self.fade_step).min(target);
-            } else if self.gain > target {
-                self.gain = (self.gain - self.fade_step).max(target);
-            }
-            // Fully faded out (paused or flushing): hold the audio where it is.
-            let s = if target == 0.0 && self.gain == 0.0 {
-                0.0
-            } else {
-                match self.consumer.try_pop() {
-                    Some(s) => {
-                        self.pos += 1;
-                        self.starving = false;
-                        s
-                    }
-                    None => {
-                        if expecting && !self.starving {
-                            sh.underruns.fetch_add(1, Ordering::Relaxed);
-                            self.starving = true;
-                        }
-                        0.0
-                    }
-                }
-            };
-            self.volume += vol_step;
-            let v = s * self.gain * self.volume;
-            for slot in frame {
-                *slot = T::from_sample(v);
-            }
-        }
-        self.volume = vol_target;
-        if flushing && self.gain == 0.0 {
-            let n = self.consumer.occupied_len();
-            self.pos += self.consumer.skip(n) as u64;
-            self.marks.clear();
-            self.acked = flush_req;
-            self.seen_stop = stop;
-            // The ring is empty because of the stop, not because the engine was late.
-            self.starving = true;
-            sh.flush_ack.store(flush_req, Ordering::Release);
-            if !paused {
-                self.gain = 1.0;
-            }
-        }
-        // Markers whose sample has been handed out in this (or an earlier) callback.
-        while let Some(&(at, tag)) = self.marks.try_peek() {
-            if at >= self.pos {
-                break;
-            }
-            self.marks.try_pop();
-            let _ = self.hits.try_push((tag, now_ns));
-        }
-        sh.read_pos.store(self.pos, Ordering::Release);
-    }
-}
-
 /// The device buffer to ask for: 10 ms, or `HARK_AUDIO_BUFFER_MS` (1–500) for a system whose
 /// sound path cannot keep up with small periods.
 fn target_buffer_ms() -> u32 {
@@ -576,17 +495,6 @@ fn target_buffer_ms() -> u32 {
         .and_then(|v| v.parse::<u32>().ok())
         .filter(|ms| (1..=500).contains(ms))
         .unwrap_or(TARGET_BUFFER_MS)
-}
-
-/// Real-time scheduling for the callback thread where allowed (root, or an RT limit), so a
-/// busy machine does not starve playback; silently keeps normal priority otherwise.
-fn boost_current_thread() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread with a valid, initialised parameter.
-    unsafe {
-        let param = libc::sched_param { sched_priority: 10 };
-        let _ = libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param);
-    }
 }
 
 fn build_stream(
@@ -622,10 +530,7 @@ fn build_stream(
                     let fatal = matches!(err, cpal::StreamError::DeviceNotAvailable);
                     tracing::warn!("audio device error: {err}");
                     if fatal {
-                        if let Ok(mut slot) = err_shared.error.lock() {
-                            *slot = Some(err.to_string());
-                        }
-                        err_shared.failed.store(true, Ordering::Release);
+                        err_shared.fail(err.to_string());
                     }
                 },
                 None,

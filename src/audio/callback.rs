@@ -1,0 +1,267 @@
+//! The audio callback of the streaming output and the state it shares with the engine.
+//!
+//! The callback never allocates or locks: it talks to the engine only through atomics and
+//! three SPSC rings (audio, markers in, marker hits out). The same callback runs inside cpal
+//! or, without a sound card, on a timer thread (`clock.rs`).
+
+use cpal::{FromSample, SizedSample};
+use ringbuf::traits::{Consumer, Observer, Producer};
+use ringbuf::{HeapCons, HeapProd};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Controls the callback obeys directly, so stop and pause take effect within one device
+/// period even while the engine thread is busy synthesising; and what the callback reports.
+pub struct Transport {
+    pub paused: AtomicBool,
+    /// Any change flushes the ring (with a fade); the engine bumps it on every stop.
+    pub stop: AtomicU64,
+    /// The device's latency as of the last callback (µs from handing a sample out to its
+    /// playback), as far as the driver reports it.
+    pub latency_us: AtomicU64,
+    /// Frames the device asked for in the last callback, and its sample rate (0: not known).
+    pub period_frames: AtomicU32,
+    pub device_rate: AtomicU32,
+    /// Callbacks so far and the frames they handed out (the average period).
+    pub callbacks: AtomicU64,
+    pub frames_out: AtomicU64,
+    /// The latest `stop` value whose fade-out the callback has handed out in full, and when
+    /// its last faded sample left the callback (µs after `base`).
+    pub stop_faded: AtomicU64,
+    pub stop_faded_us: AtomicU64,
+    base: Instant,
+}
+
+impl Default for Transport {
+    fn default() -> Self {
+        Self {
+            paused: AtomicBool::new(false),
+            stop: AtomicU64::new(0),
+            latency_us: AtomicU64::new(0),
+            period_frames: AtomicU32::new(0),
+            device_rate: AtomicU32::new(0),
+            callbacks: AtomicU64::new(0),
+            frames_out: AtomicU64::new(0),
+            stop_faded: AtomicU64::new(0),
+            stop_faded_us: AtomicU64::new(0),
+            base: Instant::now(),
+        }
+    }
+}
+
+impl Transport {
+    /// When stop number `stop` had faded out at the callback, if it has.
+    pub fn stop_faded_at(&self, stop: u64) -> Option<Instant> {
+        // The callback writes the time before the stop value, so once the value is seen the
+        // time is at least that stop's (a later stop's, if one finished meanwhile).
+        if self.stop_faded.load(Ordering::Acquire) < stop {
+            return None;
+        }
+        let us = self.stop_faded_us.load(Ordering::Acquire);
+        Some(self.base + Duration::from_micros(us))
+    }
+
+    /// The average time between callbacks: frames per callback over the device rate.
+    pub fn period(&self) -> Option<Duration> {
+        let calls = self.callbacks.load(Ordering::Relaxed);
+        let frames = self.frames_out.load(Ordering::Relaxed);
+        let rate = self.device_rate.load(Ordering::Relaxed);
+        (calls > 0 && frames > 0 && rate > 0)
+            .then(|| Duration::from_secs_f64(frames as f64 / calls as f64 / rate as f64))
+    }
+
+    fn now_us(&self) -> u64 {
+        self.base.elapsed().as_micros() as u64
+    }
+}
+
+pub(super) struct Shared {
+    pub base: Instant,
+    pub volume: AtomicU32,
+    pub transport: Arc<Transport>,
+    pub flush_req: AtomicU64,
+    pub flush_ack: AtomicU64,
+    /// Device frames handed out or discarded so far.
+    pub read_pos: AtomicU64,
+    pub underruns: AtomicU64,
+    /// The engine has more audio coming: an empty ring now is an underrun.
+    pub expecting: AtomicBool,
+    pub failed: AtomicBool,
+    pub last_callback_ns: AtomicU64,
+    pub error: Mutex<Option<String>>,
+}
+
+impl Shared {
+    pub fn new(transport: Arc<Transport>) -> Self {
+        Self {
+            base: Instant::now(),
+            volume: AtomicU32::new(1.0f32.to_bits()),
+            transport,
+            flush_req: AtomicU64::new(0),
+            flush_ack: AtomicU64::new(0),
+            read_pos: AtomicU64::new(0),
+            underruns: AtomicU64::new(0),
+            expecting: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+            last_callback_ns: AtomicU64::new(0),
+            error: Mutex::new(None),
+        }
+    }
+
+    /// Marks the output as failed (from an error callback, never the data callback).
+    pub fn fail(&self, message: String) {
+        if let Ok(mut slot) = self.error.lock() {
+            *slot = Some(message);
+        }
+        self.failed.store(true, Ordering::Release);
+    }
+}
+
+/// State owned by the audio callback.
+pub(super) struct Callback {
+    consumer: HeapCons<f32>,
+    marks: HeapCons<(u64, u64)>,
+    hits: HeapProd<(u64, u64)>,
+    pub shared: Arc<Shared>,
+    channels: usize,
+    rate: u32,
+    gain: f32,
+    fade_step: f32,
+    volume: f32,
+    acked: u64,
+    seen_stop: u64,
+    pos: u64,
+    starving: bool,
+    boosted: bool,
+}
+
+impl Callback {
+    pub fn new(
+        consumer: HeapCons<f32>,
+        marks: HeapCons<(u64, u64)>,
+        hits: HeapProd<(u64, u64)>,
+        shared: Arc<Shared>,
+        channels: usize,
+        rate: u32,
+        fade_ms: f32,
+    ) -> Self {
+        let fade_frames = (rate as f32 * fade_ms / 1000.0).max(1.0);
+        shared.transport.device_rate.store(rate, Ordering::Relaxed);
+        let seen_stop = shared.transport.stop.load(Ordering::Acquire);
+        Self {
+            consumer,
+            marks,
+            hits,
+            shared,
+            channels: channels.max(1),
+            rate,
+            gain: 1.0,
+            fade_step: 1.0 / fade_frames,
+            volume: 1.0,
+            acked: 0,
+            seen_stop,
+            pos: 0,
+            starving: false,
+            boosted: false,
+        }
+    }
+
+    pub fn fill<T: SizedSample + FromSample<f32>>(&mut self, out: &mut [T]) {
+        if !self.boosted {
+            self.boosted = true;
+            boost_current_thread();
+        }
+        let sh = &self.shared;
+        let now_ns = sh.base.elapsed().as_nanos() as u64;
+        sh.last_callback_ns.store(now_ns, Ordering::Relaxed);
+        let flush_req = sh.flush_req.load(Ordering::Acquire);
+        let stop = sh.transport.stop.load(Ordering::Acquire);
+        let flushing = flush_req != self.acked || stop != self.seen_stop;
+        let paused = sh.transport.paused.load(Ordering::Acquire);
+        let target = if flushing || paused { 0.0 } else { 1.0 };
+        let expecting = sh.expecting.load(Ordering::Relaxed);
+        let frames = out.len() / self.channels;
+        let tr = &sh.transport;
+        tr.period_frames.store(frames as u32, Ordering::Relaxed);
+        tr.callbacks.fetch_add(1, Ordering::Relaxed);
+        tr.frames_out.fetch_add(frames as u64, Ordering::Relaxed);
+        let vol_target = f32::from_bits(sh.volume.load(Ordering::Relaxed));
+        // Volume changes ramp over one buffer.
+        let vol_step = (vol_target - self.volume) / frames.max(1) as f32;
+        // Frames of this buffer that still carry sound (before a fade-out reached zero).
+        let mut sounding = 0;
+        for (i, frame) in out.chunks_mut(self.channels).enumerate() {
+            if self.gain < target {
+                self.gain = (self.gain + self.fade_step).min(target);
+            } else if self.gain > target {
+                self.gain = (self.gain - self.fade_step).max(target);
+            }
+            // Fully faded out (paused or flushing): hold the audio where it is.
+            let s = if target == 0.0 && self.gain == 0.0 {
+                0.0
+            } else {
+                sounding = i + 1;
+                match self.consumer.try_pop() {
+                    Some(s) => {
+                        self.pos += 1;
+                        self.starving = false;
+                        s
+                    }
+                    None => {
+                        if expecting && !self.starving {
+                            sh.underruns.fetch_add(1, Ordering::Relaxed);
+                            self.starving = true;
+                        }
+                        0.0
+                    }
+                }
+            };
+            self.volume += vol_step;
+            let v = s * self.gain * self.volume;
+            for slot in frame {
+                *slot = T::from_sample(v);
+            }
+        }
+        self.volume = vol_target;
+        if flushing && self.gain == 0.0 {
+            let n = self.consumer.occupied_len();
+            self.pos += self.consumer.skip(n) as u64;
+            self.marks.clear();
+            self.acked = flush_req;
+            if stop != self.seen_stop {
+                // The stop is complete once the last faded frame has left the callback.
+                let t = sh.transport.now_us() + sounding as u64 * 1_000_000 / self.rate as u64;
+                sh.transport.stop_faded_us.store(t, Ordering::Release);
+                sh.transport.stop_faded.store(stop, Ordering::Release);
+            }
+            self.seen_stop = stop;
+            // The ring is empty because of the stop, not because the engine was late.
+            self.starving = true;
+            sh.flush_ack.store(flush_req, Ordering::Release);
+            if !paused {
+                self.gain = 1.0;
+            }
+        }
+        // Markers whose sample has been handed out in this (or an earlier) callback.
+        while let Some(&(at, tag)) = self.marks.try_peek() {
+            if at >= self.pos {
+                break;
+            }
+            self.marks.try_pop();
+            let _ = self.hits.try_push((tag, now_ns));
+        }
+        sh.read_pos.store(self.pos, Ordering::Release);
+    }
+}
+
+/// Real-time scheduling for the callback thread where allowed (root, or an RT limit), so a
+/// busy machine does not starve playback; silently keeps normal priority otherwise.
+pub(super) fn boost_current_thread() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread with a valid, initialised parameter.
+    unsafe {
+        let param = libc::sched_param { sched_priority: 10 };
+        let _ = libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param);
+    }
+}
