@@ -65,6 +65,11 @@ pub enum Output {
     Device,
     /// Nowhere: audio only reaches the caller through `Event::Chunk` (no pacing).
     None,
+    /// A stand-in for a sound card (none needed): a timer thread runs the real audio
+    /// callback every device period (10 ms, 48 kHz) and drops its samples. Everything up to
+    /// the callback is the device path, so onset, stop and underruns mean the same as with
+    /// `Device`; for benchmarks on machines without audio.
+    Simulated,
 }
 
 /// How to start an engine.
@@ -81,6 +86,10 @@ pub struct EngineConfig {
     pub normalize: bool,
     /// Segmenter settings (normaliser options, segment lengths, the short first segment).
     pub segment: crate::text::segment::SegmentOptions,
+    /// Skip the inaudible start (below −60 dBFS, at most 250 ms) of an utterance that starts
+    /// into silence, so sound starts as soon as the voice does. Only what is played changes:
+    /// `Event::Chunk` and `hark speak --out` keep every sample.
+    pub trim_lead_in: bool,
 }
 
 impl EngineConfig {
@@ -95,6 +104,7 @@ impl EngineConfig {
             queue_capacity: 16,
             normalize: true,
             segment: Default::default(),
+            trim_lead_in: true,
         }
     }
 }
@@ -161,6 +171,10 @@ pub(crate) struct Control {
     pub shutdown: AtomicBool,
     pub queue: BoundedQueue<Item>,
     pub book: Mutex<Book>,
+    /// The latest `stop`: the transport's stop value it set, and when it was asked for.
+    pub last_stop: Mutex<Option<(u64, Instant)>>,
+    /// The latest utterance whose first audio has been written to the output.
+    pub first_audio: AtomicU64,
 }
 
 /// Which utterances still have text on its way (jobs not yet fully queued).
@@ -207,6 +221,8 @@ impl Engine {
             shutdown: AtomicBool::new(false),
             queue: BoundedQueue::new(config.queue_capacity),
             book: Mutex::new(Book::default()),
+            last_stop: Mutex::new(None),
+            first_audio: AtomicU64::new(0),
         });
         let (cmd_tx, cmd_rx) = mpsc::channel();
         let (job_tx, job_rx) = mpsc::channel();
@@ -218,6 +234,7 @@ impl Engine {
                 output: config.output,
                 settings: config.settings,
                 emit_chunks: config.emit_chunks,
+                trim_lead_in: config.trim_lead_in,
                 control: Arc::clone(&control),
                 events: events.clone(),
                 ready: ready_tx,
@@ -269,6 +286,30 @@ impl Engine {
     /// should wait this long for the sound to finish.
     pub fn output_latency(&self) -> Duration {
         Duration::from_micros(self.control.transport.latency_us.load(Ordering::Relaxed))
+    }
+
+    /// The device's callback period (how often it asks for audio), once it has asked.
+    pub fn output_period(&self) -> Option<Duration> {
+        self.control.transport.period()
+    }
+
+    /// The device's sample rate, once its callback has run.
+    pub fn output_rate(&self) -> Option<u32> {
+        let rate = self.control.transport.device_rate.load(Ordering::Relaxed);
+        (rate > 0).then_some(rate)
+    }
+
+    /// How long the latest `stop` (or interrupting `speak`) took to silence the output: from
+    /// the call to the last faded-out sample leaving the audio callback. `None` until that
+    /// has happened, and without a device (`Output::None`).
+    pub fn last_stop_latency(&self) -> Option<Duration> {
+        let (stop, asked) = (*self
+            .control
+            .last_stop
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()))?;
+        let faded = self.control.transport.stop_faded_at(stop)?;
+        Some(faded.saturating_duration_since(asked))
     }
 
     /// Speaks `text`, either now (`Interrupt`) or after what is queued (`Queue`).
@@ -331,8 +372,14 @@ impl Engine {
     /// Stops all speech, fading out within one device period, and drops what is queued.
     pub fn stop(&self) {
         {
+            let asked = Instant::now();
             let mut book = self.control.book();
-            self.control.transport.stop.fetch_add(1, Ordering::AcqRel);
+            let stop = self.control.transport.stop.fetch_add(1, Ordering::AcqRel) + 1;
+            *self
+                .control
+                .last_stop
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some((stop, asked));
             let dropped: Vec<UtteranceId> = book.open.drain().map(|(id, _)| id).collect();
             book.stopped.extend(dropped);
             book.last = None;

@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 const APPEND_IDLE: Duration = Duration::from_millis(300);
 /// How long one push waits before re-checking for a stop.
 const PUSH_SLICE: Duration = Duration::from_millis(50);
+/// The longest the phonemiser holds back an utterance's later segments while the engine
+/// works on its first audio.
+const FIRST_AUDIO_WAIT: Duration = Duration::from_millis(500);
 
 pub(crate) struct Job {
     pub id: UtteranceId,
@@ -207,7 +210,23 @@ impl Producer {
                     index,
                     requested: c.requested,
                 });
+                if index == 0 {
+                    self.await_first_audio(c.id, c.epoch);
+                }
             }
+        }
+    }
+
+    /// Leaves both cores to the engine until utterance `id` has its first audio (or a stop,
+    /// or a timeout): phonemising later segments is not on the path to the first sound.
+    fn await_first_audio(&self, id: UtteranceId, epoch: u64) {
+        let until = Instant::now() + FIRST_AUDIO_WAIT;
+        while self.control.first_audio.load(Ordering::Acquire) < id
+            && epoch == self.epoch()
+            && !self.control.shutdown.load(Ordering::Acquire)
+            && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 

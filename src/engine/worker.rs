@@ -22,6 +22,10 @@ const DRAIN_BELOW_MS: f64 = 40.0;
 const ONSET_THRESHOLD: f32 = 1e-3;
 /// Idle wake-up interval; commands and new segments wake the thread sooner.
 const IDLE_WAIT: Duration = Duration::from_millis(100);
+/// The most of an utterance's inaudible start that `trim_lead_in` skips.
+const MAX_LEAD_TRIM_MS: f64 = 250.0;
+/// Kept before the first audible sample when the lead-in is skipped (the attack's start).
+const LEAD_PREROLL_MS: f64 = 1.0;
 
 pub(crate) enum Cmd {
     /// Something changed (new segment, stop, shutdown): look again.
@@ -65,6 +69,7 @@ pub(crate) struct WorkerInit {
     pub output: Output,
     pub settings: Settings,
     pub emit_chunks: bool,
+    pub trim_lead_in: bool,
     pub control: Arc<Control>,
     pub events: tokio::sync::mpsc::UnboundedSender<Event>,
     pub ready: mpsc::SyncSender<Result<String, EngineError>>,
@@ -99,6 +104,8 @@ struct Utt {
     underruns_at_start: u64,
     first_step: usize,
     requested: Instant,
+    /// Still skipping the inaudible start (samples skipped so far).
+    lead_in: Option<usize>,
 }
 
 struct Current {
@@ -113,6 +120,7 @@ struct Worker {
     settings: Settings,
     policy: StepPolicy,
     emit_chunks: bool,
+    trim_lead_in: bool,
     control: Arc<Control>,
     events: tokio::sync::mpsc::UnboundedSender<Event>,
     backend: Box<dyn Backend>,
@@ -148,6 +156,20 @@ pub(crate) fn spawn(
             }
         })
         .map_err(|e| EngineError::Sink(format!("cannot start the engine thread: {e}")))
+}
+
+/// Which samples of a chunk to play while an utterance's inaudible start is being skipped:
+/// from just before the first audible sample (`audible`), nothing if there is none yet, or
+/// everything once `skipped` samples would exceed the most that may be skipped.
+fn lead_in_cut(audible: Option<usize>, len: usize, skipped: usize, rate: f64) -> Range<usize> {
+    let limit = (MAX_LEAD_TRIM_MS * rate / 1e3) as usize;
+    let preroll = (LEAD_PREROLL_MS * rate / 1e3) as usize;
+    let room = limit.saturating_sub(skipped);
+    let from = match audible {
+        Some(i) => i.saturating_sub(preroll),
+        None => len,
+    };
+    from.min(room)..len
 }
 
 fn mark_fn(marks: SharedMarks, events: tokio::sync::mpsc::UnboundedSender<Event>) -> MarkFn {
@@ -188,6 +210,12 @@ fn open_sink(
             Arc::clone(&control.transport),
         )?),
         Output::None => Box::new(NullSink::new(Arc::clone(on_mark))),
+        Output::Simulated => Box::new(DeviceSink::simulated(
+            rate,
+            Arc::clone(on_mark),
+            Arc::clone(&control.transport),
+            None,
+        )?),
     })
 }
 
@@ -212,6 +240,7 @@ impl Worker {
             settings: init.settings,
             policy: StepPolicy::default(),
             emit_chunks: init.emit_chunks,
+            trim_lead_in: init.trim_lead_in,
             control: init.control,
             events: init.events,
             backend,
@@ -391,6 +420,7 @@ impl Worker {
                     underruns_at_start: self.sink.underruns(),
                     first_step: 0,
                     requested,
+                    lead_in: None,
                 },
             );
             self.add_mark(self.sink.written(), Mark::Started(id));
@@ -411,8 +441,14 @@ impl Worker {
                     pos: 0,
                 });
             }
-            Ok(_) => {}
-            Err(e) => self.error(Some(id), format!("synthesis failed: {e}")),
+            // Nothing to play: the phonemiser need not wait for this utterance's audio.
+            Ok(_) => {
+                self.control.first_audio.fetch_max(id, Ordering::AcqRel);
+            }
+            Err(e) => {
+                self.control.first_audio.fetch_max(id, Ordering::AcqRel);
+                self.error(Some(id), format!("synthesis failed: {e}"));
+            }
         }
     }
 
@@ -432,8 +468,12 @@ impl Worker {
             self.current = None;
         }
         let t = Instant::now();
-        let samples = match self.backend.decode(start, start + n) {
-            Ok(s) => s,
+        let (control, seen) = (&self.control, self.seen_epoch);
+        // A stop abandons the step between its stages instead of waiting for all of it.
+        let stopped = || control.epoch() != seen;
+        let samples = match self.backend.decode_cancellable(start, start + n, &stopped) {
+            Ok(Some(s)) => s,
+            Ok(None) => return, // stopped while decoding: this audio must not play
             Err(e) => {
                 self.current = None;
                 self.error(Some(id), format!("synthesis failed: {e}"));
@@ -446,27 +486,40 @@ impl Worker {
         }
         self.last_step = Some((n, ms));
         let written = self.sink.written();
+        let nothing_playing = self.sink.buffered_ms() < 1.0;
+        let rate = self.voice.config.sample_rate as f64;
         let mut onset = None;
+        let mut play = 0..samples.len();
         if let Some(u) = self.utts.get_mut(&id) {
+            if u.samples == 0 && self.trim_lead_in && nothing_playing {
+                u.lead_in = Some(0);
+            }
             u.synth_ms += ms;
             u.samples += samples.len() as u64;
             if u.first_step == 0 {
                 u.first_step = n;
             }
+            let audible = samples.iter().position(|s| s.abs() > ONSET_THRESHOLD);
+            if let Some(skipped) = u.lead_in {
+                play = lead_in_cut(audible, samples.len(), skipped, rate);
+                u.lead_in =
+                    (play.is_empty() && audible.is_none()).then_some(skipped + samples.len());
+            }
             if !u.onset_marked
-                && let Some(i) = samples.iter().position(|s| s.abs() > ONSET_THRESHOLD)
+                && let Some(i) = audible.filter(|&i| i >= play.start)
             {
                 u.onset_marked = true;
-                onset = Some((written + i as u64, u.requested));
+                onset = Some((written + (i - play.start) as u64, u.requested));
             }
         }
         if let Some((pos, requested)) = onset {
             self.add_mark(pos, Mark::Onset(id, requested));
         }
-        if let Err(e) = self.sink.write(&samples) {
+        if let Err(e) = self.sink.write(&samples[play]) {
             self.sink_lost(e);
             return;
         }
+        self.control.first_audio.fetch_max(id, Ordering::AcqRel);
         // Only now: an empty ring before the first audio of a run is a start, not an underrun.
         self.sink.set_expecting(true);
         if self.emit_chunks {
@@ -568,7 +621,7 @@ impl Worker {
     }
 
     fn try_reopen(&mut self) {
-        if self.output == Output::None {
+        if self.output != Output::Device {
             return;
         }
         let rate = self.voice.config.sample_rate;
@@ -598,5 +651,29 @@ impl Worker {
         }
         self.sink = Box::new(NullSink::new(Arc::clone(&self.on_mark)));
         self.sink_fallback = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lead_in_cut;
+
+    const RATE: f64 = 22_050.0;
+
+    #[test]
+    fn lead_in_is_skipped_up_to_just_before_the_voice() {
+        // 1 ms (22 samples) of pre-roll is kept.
+        assert_eq!(lead_in_cut(Some(905), 4096, 0, RATE), 883..4096);
+        assert_eq!(lead_in_cut(Some(10), 4096, 0, RATE), 0..4096);
+        // Nothing audible yet: skip the whole chunk and keep looking.
+        assert_eq!(lead_in_cut(None, 4096, 0, RATE), 4096..4096);
+    }
+
+    #[test]
+    fn no_more_than_250_ms_is_skipped() {
+        let limit = (0.25 * RATE) as usize;
+        assert_eq!(lead_in_cut(None, 4096, limit - 100, RATE), 100..4096);
+        assert_eq!(lead_in_cut(Some(3000), 4096, limit - 100, RATE), 100..4096);
+        assert_eq!(lead_in_cut(None, 4096, limit, RATE), 0..4096);
     }
 }
