@@ -46,6 +46,13 @@ pub struct BenchArgs {
     /// With --onset: how long each utterance plays before the next interrupts it.
     #[arg(long, default_value_t = 2000)]
     play_ms: u64,
+    /// With --onset: the output device, or a simulated one (a timer runs the audio callback
+    /// every 10 ms at 48 kHz) where there is no sound card.
+    #[arg(long, value_enum, default_value = "device")]
+    audio: super::bench_onset::AudioChoice,
+    /// With --onset on the CPU: runs of the onset's breakdown into its parts (0 skips it).
+    #[arg(long, default_value_t = 20)]
+    stage_runs: usize,
     /// Instead: time the text normaliser and segmenter on 1 MB of mixed text (no voice needed).
     #[arg(long)]
     normalize: bool,
@@ -62,6 +69,7 @@ pub(super) struct Stats {
     pub median_ms: f64,
     pub p99_ms: f64,
     pub min_ms: f64,
+    pub max_ms: f64,
     pub runs: usize,
 }
 
@@ -75,6 +83,8 @@ impl BenchArgs {
             play_ms: self.play_ms,
             json: self.json,
             text: SENTENCE,
+            audio: self.audio,
+            stage_runs: self.stage_runs,
         }
     }
 }
@@ -94,6 +104,7 @@ impl Stats {
             median_ms: median,
             p99_ms: p99,
             min_ms: ms[0],
+            max_ms: ms[n - 1],
             runs: n,
         }
     }

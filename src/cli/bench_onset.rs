@@ -1,7 +1,11 @@
-//! `hark bench --onset`: time from `speak()` to the first non-silent sample handed to the audio
-//! callback, over many utterances, with adaptive and fixed step counts, plus underruns.
+//! `hark bench --onset`: time from `speak()` to the first audible sample handed to the audio
+//! callback, over many utterances, with adaptive and fixed step counts; underruns, the
+//! real-time factor, and how quickly each interrupting `speak` silenced the one before
+//! (stop latency). With `--audio simulated` a timer thread plays the device's callback, for
+//! machines without a sound card. On the CPU it also times the onset's parts (onset_stages).
 
 use super::bench::Stats;
+use super::onset_stages;
 use crate::engine::{BackendChoice, Engine, EngineConfig, Event, Mode, Output, StepMode};
 use crate::voice::Voice;
 use anyhow::Context;
@@ -9,23 +13,41 @@ use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Where `hark bench --onset` sends its audio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+pub enum AudioChoice {
+    /// The default output device.
+    Device,
+    /// No sound card: a timer thread runs the audio callback every 10 ms at 48 kHz.
+    Simulated,
+}
+
 pub struct OnsetArgs {
     pub voice: Option<String>,
     pub backend: BackendChoice,
+    pub audio: AudioChoice,
     pub runs: usize,
     pub play_ms: u64,
     pub json: bool,
     pub text: &'static str,
+    /// Runs of the onset breakdown (0 skips it).
+    pub stage_runs: usize,
 }
 
 #[derive(Serialize)]
 struct ModeResult {
     steps: String,
+    lead_in: &'static str,
     onset: Option<Stats>,
     /// Utterances stopped before any sound (onset longer than the play time).
     silent: usize,
     underruns: u64,
     utterances_with_underruns: usize,
+    /// Synthesis time / audio time, per utterance (up to the interrupt).
+    rtf: Option<Stats>,
+    /// From each interrupting `speak` to the last faded sample of the one before leaving
+    /// the callback.
+    stop: Option<Stats>,
     first_step: usize,
 }
 
@@ -33,68 +55,59 @@ struct ModeResult {
 struct Report {
     text: &'static str,
     backend: String,
+    audio: AudioChoice,
+    period_ms: Option<f64>,
     play_ms: u64,
     results: Vec<ModeResult>,
+    stages: Option<onset_stages::Stages>,
+}
+
+/// One configuration of the engine to measure.
+struct Variant {
+    steps: StepMode,
+    trim_lead_in: bool,
 }
 
 pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.runs >= 1, "--runs must be at least 1");
     let voice = Arc::new(Voice::load(args.voice.as_deref())?);
+    let modes = [
+        (StepMode::Auto, true),
+        (StepMode::Fixed(16), true),
+        (StepMode::Fixed(64), true),
+        (StepMode::Fixed(128), true),
+        (StepMode::Auto, false),
+    ]
+    .map(|(steps, trim_lead_in)| Variant {
+        steps,
+        trim_lead_in,
+    });
     let mut backend = String::new();
+    let mut period = None;
+    let mut device_rate = 48_000;
     let mut results = Vec::new();
-    for steps in [
-        StepMode::Auto,
-        StepMode::Fixed(16),
-        StepMode::Fixed(64),
-        StepMode::Fixed(128),
-    ] {
-        let mut cfg = EngineConfig::new(Arc::clone(&voice));
-        cfg.backend = args.backend;
-        cfg.output = Output::Device;
-        cfg.settings.steps = steps;
-        let (engine, mut events) =
-            Engine::start(cfg).context("the onset benchmark needs an audio device")?;
-        backend = engine.backend().to_string();
-        // Two warm-up utterances, then the measured ones; each interrupts the one before.
-        let total = args.runs + 2;
-        let mut stats = Vec::new();
-        for _ in 0..total {
-            engine.speak(args.text, Mode::Interrupt);
-            let until = Instant::now() + Duration::from_millis(args.play_ms);
-            drain(&mut events, until, &mut stats);
-        }
-        engine.stop();
-        drain(
-            &mut events,
-            Instant::now() + Duration::from_millis(500),
-            &mut stats,
-        );
-        drop(engine);
-        stats.sort_by_key(|s| s.id);
-        let measured: Vec<_> = stats.into_iter().skip(2).collect();
-        let onsets: Vec<f64> = measured.iter().filter_map(|s| s.onset_ms).collect();
-        let mode = match steps {
-            StepMode::Auto => "auto".to_string(),
-            StepMode::Fixed(n) => format!("fixed {n}"),
-        };
-        let r = ModeResult {
-            steps: mode,
-            silent: measured.len() - onsets.len(),
-            onset: (!onsets.is_empty()).then(|| Stats::of(onsets)),
-            underruns: measured.iter().map(|s| s.underruns).sum(),
-            utterances_with_underruns: measured.iter().filter(|s| s.underruns > 0).count(),
-            first_step: measured.first().map_or(0, |s| s.first_step),
-        };
+    for mode in &modes {
+        let (r, name, p, rate) = run_mode(args, &voice, mode)?;
+        backend = name;
+        period = period.or(p);
+        device_rate = rate.unwrap_or(device_rate);
         if !args.json {
-            eprintln!("{}: done", r.steps);
+            eprintln!("{} (lead-in {}): done", r.steps, r.lead_in);
         }
         results.push(r);
     }
+    let cpu = backend.starts_with("cpu");
+    let stages = (cpu && args.stage_runs > 0)
+        .then(|| onset_stages::measure(&voice, args.text, device_rate, args.stage_runs))
+        .transpose()?;
     let report = Report {
         text: args.text,
         backend,
+        audio: args.audio,
+        period_ms: period.map(|p: Duration| p.as_secs_f64() * 1e3),
         play_ms: args.play_ms,
         results,
+        stages,
     };
     if !args.json {
         print_table(&report, args.runs);
@@ -103,19 +116,92 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Collects `Stats` events until `until`.
+/// Measures one mode: the result, the backend's name, the callback period and device rate.
+fn run_mode(
+    args: &OnsetArgs,
+    voice: &Arc<Voice>,
+    mode: &Variant,
+) -> anyhow::Result<(ModeResult, String, Option<Duration>, Option<u32>)> {
+    let mut cfg = EngineConfig::new(Arc::clone(voice));
+    cfg.backend = args.backend;
+    cfg.output = match args.audio {
+        AudioChoice::Device => Output::Device,
+        AudioChoice::Simulated => Output::Simulated,
+    };
+    cfg.settings.steps = mode.steps;
+    cfg.trim_lead_in = mode.trim_lead_in;
+    let (engine, mut events) = Engine::start(cfg)
+        .context("the onset benchmark needs an audio device (or --audio simulated)")?;
+    // Two warm-up utterances, then the measured ones; each interrupts the one before.
+    let total = args.runs + 2;
+    let mut stats = Vec::new();
+    let mut stops = Vec::new();
+    for i in 0..total {
+        engine.speak(args.text, Mode::Interrupt);
+        let until = Instant::now() + Duration::from_millis(args.play_ms);
+        // The first two stops end a warm-up or nothing at all.
+        let mut stop = (i >= 3).then_some(());
+        while Instant::now() < until {
+            if stop.is_some()
+                && let Some(d) = engine.last_stop_latency()
+            {
+                stops.push(d.as_secs_f64() * 1e3);
+                stop = None;
+            }
+            drain(&mut events, &mut stats, Duration::from_millis(5));
+        }
+        if stop.is_some() {
+            eprintln!("hark: warning: a stop did not finish at the callback within the play time");
+        }
+    }
+    engine.stop();
+    let until = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < until {
+        drain(&mut events, &mut stats, Duration::from_millis(5));
+    }
+    let period = engine.output_period();
+    let rate = engine.output_rate();
+    let name = engine.backend().to_string();
+    drop(engine);
+    stats.sort_by_key(|s| s.id);
+    let measured: Vec<_> = stats.into_iter().skip(2).collect();
+    let onsets: Vec<f64> = measured.iter().filter_map(|s| s.onset_ms).collect();
+    let rtfs: Vec<f64> = measured
+        .iter()
+        .map(|s| s.rtf)
+        .filter(|r| *r > 0.0)
+        .collect();
+    let r = ModeResult {
+        steps: match mode.steps {
+            StepMode::Auto => "auto".to_string(),
+            StepMode::Fixed(n) => format!("fixed {n}"),
+        },
+        lead_in: if mode.trim_lead_in { "skipped" } else { "kept" },
+        silent: measured.len() - onsets.len(),
+        onset: (!onsets.is_empty()).then(|| Stats::of(onsets)),
+        underruns: measured.iter().map(|s| s.underruns).sum(),
+        utterances_with_underruns: measured.iter().filter(|s| s.underruns > 0).count(),
+        rtf: (!rtfs.is_empty()).then(|| Stats::of(rtfs)),
+        stop: (!stops.is_empty()).then(|| Stats::of(stops)),
+        first_step: measured.first().map_or(0, |s| s.first_step),
+    };
+    Ok((r, name, period, rate))
+}
+
+/// Collects `Stats` events for up to `wait`.
 fn drain(
     events: &mut crate::engine::Events,
-    until: Instant,
     stats: &mut Vec<crate::engine::Stats>,
+    wait: Duration,
 ) {
+    let until = Instant::now() + wait;
     while Instant::now() < until {
         match events.try_recv() {
             Ok(Event::Stats(s)) => stats.push(s),
             Ok(Event::Error { message, .. }) => eprintln!("hark: warning: {message}"),
             Ok(_) => {}
             Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {
-                std::thread::sleep(Duration::from_millis(5))
+                std::thread::sleep(Duration::from_millis(1))
             }
             Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => return,
         }
@@ -123,21 +209,55 @@ fn drain(
 }
 
 fn print_table(r: &Report, runs: usize) {
+    let period = r.period_ms.unwrap_or(f64::NAN);
     println!(
-        "backend: {}; {runs} utterances per row, each played {} ms",
-        r.backend, r.play_ms
+        "backend: {}; audio: {:?}, callback period {period:.1} ms; {runs} utterances per row, \
+         each played {} ms, then interrupted by the next",
+        r.backend, r.audio, r.play_ms
     );
     println!(
-        "| steps | onset median ms | onset P99 ms | min ms | silent | underruns (utterances) |"
+        "| steps | lead-in | onset median / P99 ms | min ms | silent | underruns (utterances) | RTF median / P99 | stop median / P99 / max ms |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
+    let nan = Stats {
+        median_ms: f64::NAN,
+        p99_ms: f64::NAN,
+        min_ms: f64::NAN,
+        max_ms: f64::NAN,
+        runs: 0,
+    };
     for m in &r.results {
-        let (med, p99, min) = m.onset.map_or((f64::NAN, f64::NAN, f64::NAN), |o| {
-            (o.median_ms, o.p99_ms, o.min_ms)
-        });
-        println!(
-            "| {} | {med:.1} | {p99:.1} | {min:.1} | {} | {} ({}) |",
-            m.steps, m.silent, m.underruns, m.utterances_with_underruns
+        let (o, rtf, stop) = (
+            m.onset.unwrap_or(nan),
+            m.rtf.unwrap_or(nan),
+            m.stop.unwrap_or(nan),
         );
+        println!(
+            "| {} | {} | {:.1} / {:.1} | {:.1} | {} | {} ({}) | {:.3} / {:.3} | {:.1} / {:.1} / {:.1} |",
+            m.steps,
+            m.lead_in,
+            o.median_ms,
+            o.p99_ms,
+            o.min_ms,
+            m.silent,
+            m.underruns,
+            m.utterances_with_underruns,
+            rtf.median_ms,
+            rtf.p99_ms,
+            stop.median_ms,
+            stop.p99_ms,
+            stop.max_ms
+        );
+    }
+    if let Some(s) = &r.stages {
+        println!();
+        onset_stages::print(s, period);
+        if let Some(auto) = r.results.first().and_then(|m| m.onset) {
+            println!(
+                "measured auto onset / expected: {:.2}; / anchor (whole first segment): {:.2}",
+                auto.median_ms / s.expected_ms(period, false),
+                auto.median_ms / s.whole_segment_ms.median_ms
+            );
+        }
     }
 }

@@ -6,6 +6,7 @@ mod bench_gpu;
 mod bench_onset;
 mod bench_text;
 mod follow;
+mod onset_stages;
 mod speak;
 mod text_cmd;
 mod voice_args;
