@@ -44,7 +44,7 @@ pub struct BenchArgs {
     #[arg(long)]
     onset: bool,
     /// With --onset: how long each utterance plays before the next interrupts it.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 1000)]
     play_ms: u64,
     /// With --onset: the output device, or a simulated one (a timer runs the audio callback
     /// every 10 ms at 48 kHz) where there is no sound card.

@@ -49,6 +49,9 @@ struct ModeResult {
     /// the callback.
     stop: Option<Stats>,
     first_step: usize,
+    /// The onset as the engine saw it, per utterance: speak → first segment taken, its
+    /// front half, its first step, and the rest (ring, callback) = onset − those.
+    path: [Option<Stats>; 4],
 }
 
 #[derive(Serialize)]
@@ -171,6 +174,14 @@ fn run_mode(
         .map(|s| s.rtf)
         .filter(|r| *r > 0.0)
         .collect();
+    let mut path: [Vec<f64>; 4] = Default::default();
+    for s in &measured {
+        if let (Some(onset), [Some(a), Some(b), Some(c)]) = (s.onset_ms, s.first_audio_path_ms) {
+            for (v, x) in path.iter_mut().zip([a, b, c, onset - a - b - c]) {
+                v.push(x);
+            }
+        }
+    }
     let r = ModeResult {
         steps: match mode.steps {
             StepMode::Auto => "auto".to_string(),
@@ -184,6 +195,7 @@ fn run_mode(
         rtf: (!rtfs.is_empty()).then(|| Stats::of(rtfs)),
         stop: (!stops.is_empty()).then(|| Stats::of(stops)),
         first_step: measured.first().map_or(0, |s| s.first_step),
+        path: path.map(|v| (!v.is_empty()).then(|| Stats::of(v))),
     };
     Ok((r, name, period, rate))
 }
@@ -247,6 +259,29 @@ fn print_table(r: &Report, runs: usize) {
             stop.median_ms,
             stop.p99_ms,
             stop.max_ms
+        );
+    }
+    println!();
+    println!(
+        "onset inside the engine, median / P99 ms: speak → first segment taken (phonemiser), \
+         its front half, its first step, then ring → callback"
+    );
+    println!("| steps | lead-in | to the engine | front half | first step | to the callback |");
+    println!("|---|---|---|---|---|---|");
+    for m in &r.results {
+        let cell = |s: &Option<Stats>| {
+            s.map_or("–".to_string(), |s| {
+                format!("{:.1} / {:.1}", s.median_ms, s.p99_ms)
+            })
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            m.steps,
+            m.lead_in,
+            cell(&m.path[0]),
+            cell(&m.path[1]),
+            cell(&m.path[2]),
+            cell(&m.path[3])
         );
     }
     if let Some(s) = &r.stages {

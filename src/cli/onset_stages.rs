@@ -37,6 +37,9 @@ pub struct Stages {
     /// Anchor: the whole first segment synthesised without streaming (what a sentence-at-a-
     /// time engine needs before its first sample).
     pub whole_segment_ms: Stats,
+    /// Encoder + durations again, each after 1 s without work: how much slower a start
+    /// from idle is on this machine (caches, clocks) than the warm figures above.
+    pub front_after_idle_ms: Stats,
 }
 
 impl Stages {
@@ -58,6 +61,9 @@ impl Stages {
         compute + period_ms / 2.0 + if lead_in_played { self.lead_in_ms } else { 0.0 }
     }
 }
+
+/// Runs of the front half after an idle second.
+const IDLE_RUNS: usize = 5;
 
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
@@ -130,12 +136,22 @@ pub fn measure(voice: &Voice, text: &str, device_rate: u32, runs: usize) -> anyh
         let delay = rs.compensated_delay() as f64 / device_rate as f64 * 1e3;
         last = Some((first.text.clone(), ids.len(), frames, n, lead, delay));
     }
-    let (first_segment, ids, frames, first_step, lead, delay) =
+    let (first_segment, n_ids, frames, first_step, lead, delay) =
         last.ok_or_else(|| anyhow::anyhow!("--runs must be at least 1"))?;
     let [seg, g2p, enc, dur, flow, dec, rs, whole] = t.map(Stats::of);
+    let ids = crate::text::text_to_ids(&first_segment, &cfg.espeak_voice, &cfg.phoneme_id_map)?
+        .swap_remove(0)
+        .ids;
+    let idle: Vec<f64> = (0..IDLE_RUNS)
+        .map(|_| {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            let t0 = Instant::now();
+            pipeline::frontend(w, d, &ids, &scales, &mut NoiseSource::new(0)).map(|_| ms_since(t0))
+        })
+        .collect::<Result<_, _>>()?;
     Ok(Stages {
         first_segment,
-        ids,
+        ids: n_ids,
         frames,
         first_step,
         segment_ms: seg,
@@ -148,6 +164,7 @@ pub fn measure(voice: &Voice, text: &str, device_rate: u32, runs: usize) -> anyh
         resampler_delay_compensated_ms: delay,
         lead_in_ms: lead as f64 / cfg.sample_rate as f64 * 1e3,
         whole_segment_ms: whole,
+        front_after_idle_ms: Stats::of(idle),
     })
 }
 

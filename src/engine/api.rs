@@ -125,6 +125,11 @@ pub struct Stats {
     pub underruns: u64,
     /// Frames of the first decode step.
     pub first_step: usize,
+    /// Where the time to the first audio went: from the `speak`/`append` call to the engine
+    /// taking the first segment (phonemiser and hand-off), that segment's front half
+    /// (encoder, durations, prior), and the first decode step; ms. The rest of the onset is
+    /// the way through the ring to the callback.
+    pub first_audio_path_ms: [Option<f64>; 3],
 }
 
 /// What the engine reports. Every id returned by `speak`/`append` gets exactly one

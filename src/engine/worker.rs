@@ -106,6 +106,9 @@ struct Utt {
     requested: Instant,
     /// Still skipping the inaudible start (samples skipped so far).
     lead_in: Option<usize>,
+    /// The path to the first audio: (speak → first segment taken, its front half, its
+    /// first step), in ms.
+    path: [Option<f64>; 3],
 }
 
 struct Current {
@@ -421,6 +424,7 @@ impl Worker {
                     first_step: 0,
                     requested,
                     lead_in: None,
+                    path: [None; 3],
                 },
             );
             self.add_mark(self.sink.written(), Mark::Started(id));
@@ -432,6 +436,10 @@ impl Worker {
         let ms = t.elapsed().as_secs_f64() * 1e3;
         if let Some(u) = self.utts.get_mut(&id) {
             u.synth_ms += ms;
+            if u.path[0].is_none() {
+                let waited = t.saturating_duration_since(u.requested);
+                u.path[..2].copy_from_slice(&[Some(waited.as_secs_f64() * 1e3), Some(ms)]);
+            }
         }
         match begun {
             Ok(info) if info.frames > 0 => {
@@ -498,6 +506,7 @@ impl Worker {
             u.samples += samples.len() as u64;
             if u.first_step == 0 {
                 u.first_step = n;
+                u.path[2] = Some(ms);
             }
             let audible = samples.iter().position(|s| s.abs() > ONSET_THRESHOLD);
             if let Some(skipped) = u.lead_in {
@@ -558,6 +567,7 @@ impl Worker {
                 self.sink.underruns().saturating_sub(u.underruns_at_start)
             }),
             first_step: u.map_or(0, |u| u.first_step),
+            first_audio_path_ms: u.map_or([None; 3], |u| u.path),
         }
     }
 
