@@ -89,6 +89,8 @@ pub(super) struct Shared {
     pub expecting: AtomicBool,
     pub failed: AtomicBool,
     pub last_callback_ns: AtomicU64,
+    /// Stream errors since the data callback last ran.
+    pub errors_since_callback: AtomicU64,
     pub error: Mutex<Option<String>>,
 }
 
@@ -105,6 +107,7 @@ impl Shared {
             expecting: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             last_callback_ns: AtomicU64::new(0),
+            errors_since_callback: AtomicU64::new(0),
             error: Mutex::new(None),
         }
     }
@@ -174,7 +177,9 @@ impl Callback {
         }
         let sh = &self.shared;
         let now_ns = sh.base.elapsed().as_nanos() as u64;
-        sh.last_callback_ns.store(now_ns, Ordering::Relaxed);
+        // Never 0: 0 means "no callback yet".
+        sh.last_callback_ns.store(now_ns.max(1), Ordering::Release);
+        sh.errors_since_callback.store(0, Ordering::Release);
         let flush_req = sh.flush_req.load(Ordering::Acquire);
         let stop = sh.transport.stop.load(Ordering::Acquire);
         let flushing = flush_req != self.acked || stop != self.seen_stop;

@@ -30,6 +30,12 @@ const MARK_SLOTS: usize = 512;
 const NOTIFY_POLL: Duration = Duration::from_millis(2);
 /// A flush not acknowledged within this time means the device has stalled.
 const FLUSH_TIMEOUT: Duration = Duration::from_millis(500);
+/// A device that has not called back this long after it started is not playing.
+const FIRST_CALLBACK_TIMEOUT: Duration = Duration::from_secs(2);
+/// Stream errors in a row, with no data callback between them, that mean the device is gone.
+const ERROR_FLOOD: u64 = 200;
+/// No callback for this long while audio waits (and not paused): the device is gone.
+const STALL: Duration = Duration::from_secs(3);
 
 /// Called (on a helper thread) with a marker's tag and the time its sample reached the callback.
 pub type MarkFn = Arc<dyn Fn(u64, Instant) + Send + Sync>;
@@ -163,6 +169,8 @@ impl DeviceSink {
         for n in sizes {
             match Self::open_with(source_rate, Arc::clone(&on_mark), &transport, Some(n)) {
                 Ok(s) => return Ok(s),
+                // Not a matter of the size: no point trying others.
+                Err(AudioError::NotPlaying) => return Err(AudioError::NotPlaying),
                 Err(e) => tracing::debug!("buffer of {n} frames refused: {e}"),
             }
         }
@@ -190,6 +198,15 @@ impl DeviceSink {
         }))
         .map_err(|_| AudioError::Open("the audio backend crashed while opening".into()))??;
         stream.play().map_err(|e| AudioError::Open(e.to_string()))?;
+        // A stream can open on a server whose output has gone (PipeWire with no sink left):
+        // it never calls back. Count that as no device, so the engine reports it.
+        let deadline = Instant::now() + FIRST_CALLBACK_TIMEOUT;
+        while shared.last_callback_ns.load(Ordering::Acquire) == 0 {
+            if Instant::now() > deadline {
+                return Err(AudioError::NotPlaying);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
         tracing::info!("audio out: {device_rate} Hz, {channels} ch, buffer {fixed:?}");
         Ok(parts.into_sink(Driver::Cpal(stream), fixed))
     }
@@ -477,7 +494,7 @@ impl AudioSink for DeviceSink {
         let now = self.shared.base.elapsed().as_nanos() as u64;
         if queued
             && !self.shared.transport.paused.load(Ordering::Relaxed)
-            && now.saturating_sub(last) > 3_000_000_000
+            && now.saturating_sub(last) > STALL.as_nanos() as u64
         {
             return Err(AudioError::Stream(
                 "the audio device stopped responding".into(),
@@ -525,11 +542,18 @@ fn build_stream(
                     cb.fill(out)
                 },
                 move |err| {
-                    // Runs outside the data callback, so a lock is fine here. Only a lost
-                    // device is fatal; other errors are logged and stalls caught by `health`.
-                    let fatal = matches!(err, cpal::StreamError::DeviceNotAvailable);
-                    tracing::warn!("audio device error: {err}");
-                    if fatal {
+                    // Runs outside the data callback, so a lock is fine here. A lost device
+                    // is fatal, and so is a flood of errors with no audio asked for in
+                    // between (ALSA polling a dead server); other errors (an xrun) are
+                    // logged once per burst, and stalls are caught by `health`.
+                    let burst = err_shared
+                        .errors_since_callback
+                        .fetch_add(1, Ordering::AcqRel);
+                    if burst == 0 {
+                        tracing::warn!("audio device error: {err}");
+                    }
+                    let lost = matches!(err, cpal::StreamError::DeviceNotAvailable);
+                    if lost || burst + 1 == ERROR_FLOOD {
                         err_shared.fail(err.to_string());
                     }
                 },

@@ -21,6 +21,9 @@ pub enum AudioError {
     Open(String),
     #[error("the audio device stopped: {0}")]
     Stream(String),
+    /// Opened, but it never asked for audio (e.g. PipeWire with no output left).
+    #[error("the audio device is not playing: it was opened but never asked for audio")]
+    NotPlaying,
     #[error("audio resampling failed: {0}")]
     Resample(String),
 }

@@ -627,6 +627,8 @@ impl Worker {
         self.control.queue.retain(|_| false);
         let epoch = self.control.epoch();
         self.stopped(epoch);
+        // Close the failed stream first: a dead one may keep its driver thread busy.
+        self.sink = Box::new(NullSink::new(Arc::clone(&self.on_mark)));
         self.try_reopen();
     }
 
@@ -648,13 +650,15 @@ impl Worker {
                     self.sink_fallback = false;
                     return;
                 }
-                Err(e) if attempt == 2 => {
+                // A device that opens but does not play will not start within 300 ms.
+                Err(e) if attempt == 2 || matches!(e, AudioError::NotPlaying) => {
                     if !self.sink_fallback {
                         self.error(
                             None,
                             format!("no audio device: {e}; will retry at the next utterance"),
                         );
                     }
+                    break;
                 }
                 Err(_) => {}
             }

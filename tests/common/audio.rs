@@ -26,15 +26,17 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn start() -> Self {
+        Self::start_on(&[], "ci_sink.monitor")
+    }
+
+    /// Records `device` with extra environment (another sound server's XDG_RUNTIME_DIR).
+    pub fn start_on(env: &[(&str, &std::ffi::OsStr)], device: &str) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("rec.raw");
         let child = Command::new("parec")
-            .args([
-                "--device=ci_sink.monitor",
-                "--rate=48000",
-                "--channels=2",
-                "--format=s16le",
-            ])
+            .envs(env.iter().copied())
+            .arg(format!("--device={device}"))
+            .args(["--rate=48000", "--channels=2", "--format=s16le"])
             .args(["--latency-msec=20", "--raw"])
             .stdout(std::fs::File::create(&path).expect("create recording"))
             .stderr(Stdio::inherit())
