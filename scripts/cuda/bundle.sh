@@ -2,6 +2,7 @@
 # Packs what a run on the device machine needs into DEST/bundle.tar.xz: stripped binaries
 # (hark, the GPU parity tests), espeak-ng and its libraries (the image lacks them), English
 # espeak-ng data, a voice folder and reference audio. usage: bundle.sh DEST VOICE_DIR [REF_DIR]
+# PARITY=0 leaves out the GPU parity tests (for runs that only need `hark`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DEST=$1; VOICE=$2; REF=${3:-}
@@ -10,8 +11,10 @@ mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/voices" "$STAGE/espeak-ng-data"
 # Build both: the binaries embed the kernel sources, and the kernel cache is keyed by them.
 cargo build --release
 strip -o "$STAGE/bin/hark" target/release/hark
-T=$(cargo test --release --no-run --test gpu_parity 2>&1 | grep -o "target/release/deps/gpu_parity-[a-f0-9]*" | head -1)
-strip -o "$STAGE/bin/gpu_parity" "$T"
+if [ "${PARITY:-1}" != 0 ]; then
+  T=$(cargo test --release --no-run --test gpu_parity 2>&1 | grep -o "target/release/deps/gpu_parity-[a-f0-9]*" | head -1)
+  strip -o "$STAGE/bin/gpu_parity" "$T"
+fi
 # Every non-glibc library the binary needs; run.sh drops those the device already has.
 ldd target/release/hark | awk '/=> \//{print $3}' | grep -vE '/(libc|libm|libgcc_s|ld-linux)[.-]' |
   while read -r f; do cp -L "$f" "$STAGE/lib/"; done

@@ -27,6 +27,11 @@ for step in ${STEPS:-parity speak}; do
     cp gpu16.wav "$OUT/" ;;
   bench)
     echo "== bench"; timeout 300 bin/hark bench --backend cuda --no-ort --plot "$OUT/bench.svg" ;;
+  onset)
+    # Streaming onset at the audio callback; the device has no sound card, so a timer thread
+    # runs the callback every 10 ms (48 kHz). ONSET_PLAY_MS: how long each utterance plays.
+    echo "== onset"; timeout 300 bin/hark bench --onset --backend cuda --audio simulated \
+      --runs 50 --play-ms "${ONSET_PLAY_MS:-300}" > "$OUT/onset.txt"; cat "$OUT/onset.txt" ;;
   sanitize)
     echo "== compute-sanitizer"
     # memcheck on the whole pipeline (real voice); racecheck is far slower: the flow and
