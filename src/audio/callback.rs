@@ -82,6 +82,9 @@ pub(super) struct Shared {
     pub transport: Arc<Transport>,
     pub flush_req: AtomicU64,
     pub flush_ack: AtomicU64,
+    /// The device frame up to which the latest flush drops queued audio (what the engine
+    /// writes after the flush is kept).
+    pub flush_upto: AtomicU64,
     /// Device frames handed out or discarded so far.
     pub read_pos: AtomicU64,
     pub underruns: AtomicU64,
@@ -102,6 +105,7 @@ impl Shared {
             transport,
             flush_req: AtomicU64::new(0),
             flush_ack: AtomicU64::new(0),
+            flush_upto: AtomicU64::new(0),
             read_pos: AtomicU64::new(0),
             underruns: AtomicU64::new(0),
             expecting: AtomicBool::new(false),
@@ -124,7 +128,8 @@ impl Shared {
 /// State owned by the audio callback.
 pub(super) struct Callback {
     consumer: HeapCons<f32>,
-    marks: HeapCons<(u64, u64)>,
+    /// (device frame, tag, flush generation it was queued in).
+    marks: HeapCons<(u64, u64, u64)>,
     hits: HeapProd<(u64, u64)>,
     pub shared: Arc<Shared>,
     channels: usize,
@@ -142,7 +147,7 @@ pub(super) struct Callback {
 impl Callback {
     pub fn new(
         consumer: HeapCons<f32>,
-        marks: HeapCons<(u64, u64)>,
+        marks: HeapCons<(u64, u64, u64)>,
         hits: HeapProd<(u64, u64)>,
         shared: Arc<Shared>,
         channels: usize,
@@ -170,6 +175,40 @@ impl Callback {
         }
     }
 
+    /// A flush or stop has faded out, `at` frames into this buffer: drop the audio queued
+    /// before it (a stop not yet followed by the engine's flush: everything) and its markers.
+    fn finish_flush(&mut self, flush_req: u64, stop: u64, at: usize) {
+        let sh = &self.shared;
+        let upto = if flush_req != self.acked {
+            sh.flush_upto.load(Ordering::Acquire)
+        } else {
+            u64::MAX
+        };
+        let n = upto
+            .saturating_sub(self.pos)
+            .min(self.consumer.occupied_len() as u64);
+        self.pos += self.consumer.skip(n as usize) as u64;
+        // Markers are queued in order; those of the dropped audio come first.
+        while let Some(&(_, _, generation)) = self.marks.try_peek() {
+            if flush_req == self.acked || generation < flush_req {
+                self.marks.try_pop();
+            } else {
+                break;
+            }
+        }
+        self.acked = flush_req;
+        if stop != self.seen_stop {
+            // The stop is complete once the last faded frame has left the callback.
+            let t = sh.transport.now_us() + at as u64 * 1_000_000 / self.rate as u64;
+            sh.transport.stop_faded_us.store(t, Ordering::Release);
+            sh.transport.stop_faded.store(stop, Ordering::Release);
+        }
+        self.seen_stop = stop;
+        // The ring is empty because of the stop, not because the engine was late.
+        self.starving = true;
+        sh.flush_ack.store(flush_req, Ordering::Release);
+    }
+
     pub fn fill<T: SizedSample + FromSample<f32>>(&mut self, out: &mut [T]) {
         if !self.boosted {
             self.boosted = true;
@@ -182,9 +221,9 @@ impl Callback {
         sh.errors_since_callback.store(0, Ordering::Release);
         let flush_req = sh.flush_req.load(Ordering::Acquire);
         let stop = sh.transport.stop.load(Ordering::Acquire);
-        let flushing = flush_req != self.acked || stop != self.seen_stop;
+        let mut flushing = flush_req != self.acked || stop != self.seen_stop;
         let paused = sh.transport.paused.load(Ordering::Acquire);
-        let target = if flushing || paused { 0.0 } else { 1.0 };
+        let mut target = if flushing || paused { 0.0 } else { 1.0 };
         let expecting = sh.expecting.load(Ordering::Relaxed);
         let frames = out.len() / self.channels;
         let tr = &sh.transport;
@@ -194,9 +233,15 @@ impl Callback {
         let vol_target = f32::from_bits(sh.volume.load(Ordering::Relaxed));
         // Volume changes ramp over one buffer.
         let vol_step = (vol_target - self.volume) / frames.max(1) as f32;
-        // Frames of this buffer that still carry sound (before a fade-out reached zero).
-        let mut sounding = 0;
         for (i, frame) in out.chunks_mut(self.channels).enumerate() {
+            if flushing && self.gain == 0.0 {
+                // Faded out: drop what was queued before the flush and go on, in this same
+                // buffer, with whatever the engine queued after it.
+                self.finish_flush(flush_req, stop, i);
+                flushing = false;
+                target = if paused { 0.0 } else { 1.0 };
+                self.gain = target;
+            }
             if self.gain < target {
                 self.gain = (self.gain + self.fade_step).min(target);
             } else if self.gain > target {
@@ -206,7 +251,6 @@ impl Callback {
             let s = if target == 0.0 && self.gain == 0.0 {
                 0.0
             } else {
-                sounding = i + 1;
                 match self.consumer.try_pop() {
                     Some(s) => {
                         self.pos += 1;
@@ -215,7 +259,7 @@ impl Callback {
                     }
                     None => {
                         if expecting && !self.starving {
-                            sh.underruns.fetch_add(1, Ordering::Relaxed);
+                            self.shared.underruns.fetch_add(1, Ordering::Relaxed);
                             self.starving = true;
                         }
                         0.0
@@ -230,26 +274,14 @@ impl Callback {
         }
         self.volume = vol_target;
         if flushing && self.gain == 0.0 {
-            let n = self.consumer.occupied_len();
-            self.pos += self.consumer.skip(n) as u64;
-            self.marks.clear();
-            self.acked = flush_req;
-            if stop != self.seen_stop {
-                // The stop is complete once the last faded frame has left the callback.
-                let t = sh.transport.now_us() + sounding as u64 * 1_000_000 / self.rate as u64;
-                sh.transport.stop_faded_us.store(t, Ordering::Release);
-                sh.transport.stop_faded.store(stop, Ordering::Release);
-            }
-            self.seen_stop = stop;
-            // The ring is empty because of the stop, not because the engine was late.
-            self.starving = true;
-            sh.flush_ack.store(flush_req, Ordering::Release);
+            self.finish_flush(flush_req, stop, frames);
             if !paused {
                 self.gain = 1.0;
             }
         }
+        let sh = &self.shared;
         // Markers whose sample has been handed out in this (or an earlier) callback.
-        while let Some(&(at, tag)) = self.marks.try_peek() {
+        while let Some(&(at, tag, _)) = self.marks.try_peek() {
             if at >= self.pos {
                 break;
             }

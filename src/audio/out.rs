@@ -28,8 +28,6 @@ const RING_SECONDS: f32 = 8.0;
 const MARK_SLOTS: usize = 512;
 /// How often marker hits are turned into notifications.
 const NOTIFY_POLL: Duration = Duration::from_millis(2);
-/// A flush not acknowledged within this time means the device has stalled.
-const FLUSH_TIMEOUT: Duration = Duration::from_millis(500);
 /// A device that has not called back this long after it started is not playing.
 const FIRST_CALLBACK_TIMEOUT: Duration = Duration::from_secs(2);
 /// Stream errors in a row, with no data callback between them, that mean the device is gone.
@@ -126,7 +124,7 @@ impl AudioSink for NullSink {
 pub struct DeviceSink {
     _driver: Driver,
     producer: HeapProd<f32>,
-    marks: HeapProd<(u64, u64)>,
+    marks: HeapProd<(u64, u64, u64)>,
     resampler: StreamResampler,
     scratch: Vec<f32>,
     shared: Arc<Shared>,
@@ -230,21 +228,6 @@ impl DeviceSink {
         self.device_rate
     }
 
-    fn wait_flush_ack(&self) -> Result<(), AudioError> {
-        let req = self.shared.flush_req.load(Ordering::Acquire);
-        let deadline = Instant::now() + FLUSH_TIMEOUT;
-        while self.shared.flush_ack.load(Ordering::Acquire) != req {
-            self.health()?;
-            if Instant::now() > deadline {
-                return Err(AudioError::Stream(
-                    "the device stopped consuming audio".into(),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(())
-    }
-
     fn push(&mut self) -> Result<(), AudioError> {
         let mut at = 0;
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -283,7 +266,7 @@ enum Driver {
 /// Everything of a sink but its driver.
 struct Parts {
     producer: HeapProd<f32>,
-    marks: HeapProd<(u64, u64)>,
+    marks: HeapProd<(u64, u64, u64)>,
     resampler: StreamResampler,
     shared: Arc<Shared>,
     device_rate: u32,
@@ -318,7 +301,7 @@ impl Parts {
     ) -> Result<(Callback, Self), AudioError> {
         let capacity = (device_rate as f32 * RING_SECONDS) as usize;
         let (producer, consumer) = HeapRb::<f32>::new(capacity).split();
-        let (marks, marks_cons) = HeapRb::<(u64, u64)>::new(MARK_SLOTS).split();
+        let (marks, marks_cons) = HeapRb::<(u64, u64, u64)>::new(MARK_SLOTS).split();
         let (hits, mut hits_cons) = HeapRb::<(u64, u64)>::new(MARK_SLOTS).split();
         let shared = Arc::new(Shared::new(Arc::clone(transport)));
         let cb = Callback::new(
@@ -401,8 +384,8 @@ fn probe() -> Result<Probed, AudioError> {
 
 impl AudioSink for DeviceSink {
     fn write(&mut self, samples: &[f32]) -> Result<(), AudioError> {
+        // No waiting for a flush to fade out: the callback drops only what came before it.
         self.health()?;
-        self.wait_flush_ack()?;
         let mut out = std::mem::take(&mut self.scratch);
         let r = self.resampler.process(samples, &mut out);
         self.scratch = out;
@@ -419,13 +402,19 @@ impl AudioSink for DeviceSink {
         let rel = pos.saturating_sub(self.run_src) as f64;
         // The resampler's delay is dropped at the start of each run, so no offset here.
         let dev = self.run_dev + (rel * self.resampler.ratio()).round() as u64;
-        if self.marks.try_push((dev, tag)).is_err() {
+        let generation = self.shared.flush_req.load(Ordering::Acquire);
+        if self.marks.try_push((dev, tag, generation)).is_err() {
             tracing::warn!("too many pending audio markers; one was dropped");
         }
     }
 
     fn buffered_ms(&self) -> f64 {
-        let read = self.shared.read_pos.load(Ordering::Acquire);
+        let sh = &self.shared;
+        let mut read = sh.read_pos.load(Ordering::Acquire);
+        if sh.flush_ack.load(Ordering::Acquire) != sh.flush_req.load(Ordering::Acquire) {
+            // Audio before a pending flush will not play.
+            read = read.max(sh.flush_upto.load(Ordering::Acquire));
+        }
         let dev = self.write_pos.saturating_sub(read) as f64 / self.device_rate as f64;
         let src =
             self.resampler.pending() as f64 / self.device_rate as f64 * self.resampler.ratio();
@@ -436,7 +425,6 @@ impl AudioSink for DeviceSink {
         if self.resampler.pending() == 0 && self.src_written == self.run_src {
             return Ok(());
         }
-        self.wait_flush_ack()?;
         let mut out = std::mem::take(&mut self.scratch);
         let r = self.resampler.drain(&mut out);
         self.scratch = out;
@@ -448,6 +436,10 @@ impl AudioSink for DeviceSink {
 
     fn flush(&mut self) {
         self.resampler.reset();
+        // Everything up to here goes; set before the request the callback acts on.
+        self.shared
+            .flush_upto
+            .store(self.write_pos, Ordering::Release);
         self.shared.flush_req.fetch_add(1, Ordering::AcqRel);
         // Everything written so far is discarded by the callback, so positions carry on.
         self.start_run();
@@ -569,5 +561,86 @@ fn build_stream(
         other => Err(AudioError::Open(format!(
             "unsupported sample format {other}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    const RATE: u32 = 22_050;
+
+    /// Markers that fired: (tag, when).
+    type Hits = Arc<Mutex<Vec<(u64, Instant)>>>;
+
+    /// A simulated device (5 ms callbacks) recording which markers fired and when.
+    fn sink() -> (DeviceSink, Arc<Transport>, Hits) {
+        let hits: Hits = Arc::default();
+        let seen = Arc::clone(&hits);
+        let on_mark: MarkFn = Arc::new(move |tag, at| seen.lock().unwrap().push((tag, at)));
+        let transport: Arc<Transport> = Arc::default();
+        let s = DeviceSink::simulated(RATE, on_mark, Arc::clone(&transport), Some(5)).unwrap();
+        (s, transport, hits)
+    }
+
+    fn wait_for(hits: &Mutex<Vec<(u64, Instant)>>, tag: u64) -> Option<Instant> {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if let Some(&(_, at)) = hits.lock().unwrap().iter().find(|h| h.0 == tag) {
+                return Some(at);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        None
+    }
+
+    #[test]
+    fn audio_written_right_after_a_flush_plays_and_its_markers_fire() {
+        let (mut s, _, hits) = sink();
+        // Two seconds of old audio, with a marker at its very end.
+        s.write(&vec![0.5; 2 * RATE as usize]).unwrap();
+        s.mark(s.written() - 1, 1);
+        std::thread::sleep(Duration::from_millis(50));
+        // Flush, and at once (before the callback has faded out) queue new audio.
+        s.flush();
+        let flushed = Instant::now();
+        s.mark(s.written(), 2);
+        s.write(&vec![0.25; RATE as usize / 10]).unwrap();
+        assert!(
+            s.buffered_ms() < 150.0,
+            "old audio still counted: {}",
+            s.buffered_ms()
+        );
+        let new_start = wait_for(&hits, 2).expect("the new audio's marker never fired");
+        // The new audio came right after the fade, not after the old two seconds.
+        assert!(new_start.duration_since(flushed) < Duration::from_secs(1));
+        assert!(
+            hits.lock().unwrap().iter().all(|h| h.0 != 1),
+            "a marker of the flushed audio fired"
+        );
+    }
+
+    #[test]
+    fn a_stop_fades_out_and_reports_when() {
+        let (mut s, transport, _) = sink();
+        // Whole resampler chunks, so nothing is held back outside the ring.
+        s.write(&vec![0.5; 40 * 512]).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let asked = Instant::now();
+        let stop = transport.stop.fetch_add(1, Ordering::AcqRel) + 1;
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let faded = loop {
+            if let Some(t) = transport.stop_faded_at(stop) {
+                break t;
+            }
+            assert!(Instant::now() < deadline, "the stop never completed");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert!(faded >= asked);
+        // Everything queued was dropped.
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(s.buffered_ms() < 1.0, "{} ms still queued", s.buffered_ms());
+        assert!(transport.period().is_some());
     }
 }

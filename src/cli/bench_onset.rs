@@ -134,7 +134,7 @@ fn run_mode(
     cfg.settings.steps = mode.steps;
     cfg.trim_lead_in = mode.trim_lead_in;
     let (engine, mut events) = Engine::start(cfg)
-        .context("the onset benchmark needs an audio device (or --audio simulated)")?;
+        .context("cannot start the engine (no audio device? try --audio simulated)")?;
     // Two warm-up utterances, then the measured ones; each interrupts the one before.
     let total = args.runs + 2;
     let mut stats = Vec::new();
