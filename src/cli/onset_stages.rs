@@ -209,4 +209,11 @@ pub fn print(s: &Stages, period_ms: f64) {
         "anchor: whole first segment, not streamed",
         &s.whole_segment_ms,
     );
+    row(
+        &format!(
+            "encoder + durations after 1 s idle (warm: {:.1})",
+            s.encoder_ms.median_ms + s.durations_ms.median_ms
+        ),
+        &s.front_after_idle_ms,
+    );
 }
