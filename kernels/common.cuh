@@ -53,26 +53,49 @@ __device__ __forceinline__ float block_max(float v, float* red) {
     return s;
 }
 
-// Grid-wide barrier for cooperative (co-resident) launches: bar[0] counts arrivals, bar[1]
-// is the generation. bar[0] is back at 0 after every barrier, so the state needs no reset.
-__device__ __forceinline__ void grid_sync(unsigned* bar) {
+// A grid as a stage body sees it: its block, the number of blocks, and the grid barrier.
+// The graph path's kernels pass the hardware grid of their cooperative launch; the
+// persistent kernel (persistent.cu) passes its own, so both run the same stage code.
+struct Grid {
+    int b, nb;
+    unsigned* bar;
+};
+__device__ __forceinline__ Grid hw_grid(unsigned* bar) {
+    return Grid{(int)blockIdx.x, (int)(gridDim.x * gridDim.y * gridDim.z), bar};
+}
+
+// Stage bodies are compiled once and called by both schedulers.
+#define STAGE __device__ __noinline__
+
+// Grid-wide barrier for co-resident blocks: bar[0] counts arrivals, bar[1] is the
+// generation. bar[0] is back at 0 after every barrier, so the state needs no reset.
+// `spin_max` bounds the back-off between polls (ns): short between stages, longer where
+// the grid idles (the persistent kernel's dispatch).
+__device__ __forceinline__ void grid_sync(const Grid& g, unsigned spin_max = 20) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        volatile unsigned* gen = bar + 1;
-        unsigned g = *gen;
+        volatile unsigned* gen = g.bar + 1;
+        unsigned gv = *gen;
         __threadfence();
-        unsigned nb = gridDim.x * gridDim.y * gridDim.z;
-        if (atomicAdd(bar, 1u) == nb - 1) {
-            atomicExch(bar, 0u);
+        if (atomicAdd(g.bar, 1u) == (unsigned)g.nb - 1) {
+            atomicExch(g.bar, 0u);
             __threadfence();
-            atomicAdd(bar + 1, 1u);
+            atomicAdd(g.bar + 1, 1u);
         } else {
-            while (*gen == g) __nanosleep(20);
+            unsigned ns = 20;
+            while (*gen == gv) {
+                __nanosleep(ns);
+                if (ns < spin_max) ns *= 2;
+            }
         }
         __threadfence();
     }
     __syncthreads();
 }
+
+// Dynamic shared memory and the conv core's weight staging, declared at file scope so that
+// stage bodies compiled once (STAGE) still address them as shared memory.
+extern __shared__ float dsm[];
 
 // LayerNorm over `C` channels of columns held in shared memory as ys[c * ld + col], one warp
 // per column; same two-pass arithmetic as the CPU reference.
@@ -197,3 +220,6 @@ __device__ __forceinline__ void conv_smem(const float* xs, int ld, int cin, cons
     else if (ncols >= 8) conv_tile<8, 2, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
     else conv_tile<4, 1, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
 }
+
+// The conv core's staging at file scope: stage bodies compiled once (STAGE) use it directly.
+CONV_SCRATCH;

@@ -48,22 +48,16 @@ __device__ __forceinline__ float prior_at(const Prior& pr, int c, int f, int tok
 // dilated conv + tanh*sigmoid gate over (column tile, channel group) items, a grid barrier,
 // then the res/skip 1x1 over (column tile, row group) items; then `post` and z1 -= mean.
 // Grid barriers replace kernel boundaries, so every phase spreads over the whole GPU.
-extern "C" __global__ void __launch_bounds__(NT)
-flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int from_prior,
-          const void* const* P, const float* m_p, const float* logs_p, const int* off,
-          const float* eps, const int* prm, unsigned* bar) {
-    extern __shared__ float sm[];
-    CONV_SCRATCH;
-    // Per-chunk scalars come from device memory so one captured graph serves every chunk
-    // of a size: tokens, frames, first frame of the window, noise scale (bits).
-    const Prior prior = {m_p, logs_p, off, eps, prm[0], prm[1], prm[2], __int_as_float(prm[3])};
+STAGE void flow_body(Grid g, float* z, float* hA, float* hB, float* acts, float* skip, int n,
+                     int from_prior, const void* const* P, const Prior prior) {
+    float* sm = dsm;
     const int NC = FLOW_NC;
     const int tilesA = (n + FA_TC - 1) / FA_TC, tilesB = (n + FB_TC - 1) / FB_TC;
     for (int k = 0; k < NC; ++k) {
         const int c = NC - 1 - k, parity = (k + 1) & 1;
         auto phys = [&](int ch) { return parity ? CI - 1 - ch : ch; };
         // pre: hA = pre_w x0 + pre_b over own columns (1x1: no halo).
-        for (int it = blockIdx.x; it < tilesB; it += gridDim.x) {
+        for (int it = g.b; it < tilesB; it += g.nb) {
             int t0 = it * FB_TC, nc = min(FB_TC, n - t0);
             __syncthreads();
             if (k == 0 && from_prior) {
@@ -81,7 +75,7 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
             conv_smem(sm, FB_TC, HALF, (const wt_t*)FP(c, 0), (const float*)FP(c, 1), 1, 1, H, nc,
                       [&](int r, int col, float v) { hA[(size_t)r * n + t0 + col] = v; }, 1.f, wsm);
         }
-        grid_sync(bar);
+        grid_sync(g);
         int dil = 1;
         for (int l = 0; l < WN_L; ++l) {
             const float* hin = (l & 1) ? hB : hA;
@@ -89,7 +83,7 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
             const bool last = l == WN_L - 1;
             const int halo = dil * (WN_K - 1) / 2, W = FA_TC + 2 * halo;
             // (e) part 1: dilated conv + gate, item = (column tile, channel group).
-            for (int it = blockIdx.x; it < tilesA * (H / GROUP); it += gridDim.x) {
+            for (int it = g.b; it < tilesA * (H / GROUP); it += g.nb) {
                 int t0 = (it / (H / GROUP)) * FA_TC, g = it % (H / GROUP);
                 int nc = min(FA_TC, n - t0);
                 float* hs = sm;              // H * W
@@ -112,10 +106,10 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
                             tanhf(ab[i]) * sigmoidf_(ab[i + GROUP * FA_TC]);
                 }
             }
-            grid_sync(bar);
+            grid_sync(g);
             // (e) part 2: res/skip 1x1, item = (column tile, 64-row group).
             const int rs_rows = last ? H : 2 * H, groups = rs_rows / 64;
-            for (int it = blockIdx.x; it < tilesB * groups; it += gridDim.x) {
+            for (int it = g.b; it < tilesB * groups; it += g.nb) {
                 int t0 = (it / groups) * FB_TC, r0 = (it % groups) * 64;
                 int nc = min(FB_TC, n - t0);
                 __syncthreads();
@@ -137,11 +131,11 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
                           },
                           1.f, wsm);
             }
-            grid_sync(bar);
+            grid_sync(g);
             dil *= WN_RATE;
         }
         // post: z1 -= post_w skip + post_b over own columns.
-        for (int it = blockIdx.x; it < tilesB; it += gridDim.x) {
+        for (int it = g.b; it < tilesB; it += g.nb) {
             int t0 = it * FB_TC, nc = min(FB_TC, n - t0);
             __syncthreads();
             for (int i = threadIdx.x; i < H * FB_TC; i += NT) {
@@ -153,6 +147,16 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
                       [&](int r, int col, float v) { z[(size_t)phys(HALF + r) * n + t0 + col] -= v; },
                       1.f, wsm);
         }
-        grid_sync(bar);
+        grid_sync(g);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(NT)
+flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int from_prior,
+          const void* const* P, const float* m_p, const float* logs_p, const int* off,
+          const float* eps, const int* prm, unsigned* bar) {
+    // Per-chunk scalars come from device memory so one captured graph serves every chunk
+    // of a size: tokens, frames, first frame of the window, noise scale (bits).
+    const Prior prior = {m_p, logs_p, off, eps, prm[0], prm[1], prm[2], __int_as_float(prm[3])};
+    flow_body(hw_grid(bar), z, hA, hB, acts, skip, n, from_prior, P, prior);
 }
