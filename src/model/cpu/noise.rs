@@ -26,6 +26,14 @@ impl NoiseSource {
         Tensor::new(shape, data)
     }
 
+    /// Fills `out` with the next samples of the same stream `normal` draws from (a stream
+    /// split into any pieces gives the same values).
+    pub fn fill_normal(&mut self, out: &mut [f32]) {
+        for v in out {
+            *v = self.rng.sample::<f32, _>(StandardNormal);
+        }
+    }
+
     /// SDP input noise `[2, T]` × `noise_w`; zeros without drawing when `noise_w == 0`.
     pub fn sdp_noise(&mut self, t: usize, noise_w: f32) -> Tensor {
         if noise_w == 0.0 {
@@ -74,6 +82,18 @@ mod tests {
         let c = NoiseSource::new(8).normal(vec![3, 5]);
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn fill_normal_continues_the_stream() {
+        let whole = NoiseSource::new(3).normal(vec![1, 10]).data;
+        let mut src = NoiseSource::new(3);
+        let mut parts = vec![0.0; 10];
+        src.fill_normal(&mut parts[..4]);
+        let mid = src.normal(vec![1, 3]).data;
+        parts[4..7].copy_from_slice(&mid);
+        src.fill_normal(&mut parts[7..]);
+        assert_eq!(parts, whole);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod backend;
 pub mod compile;
 pub mod device;
 pub mod model;
+pub mod persist;
 pub mod weights;
 
 pub use backend::CudaBackend;
@@ -38,4 +39,10 @@ impl From<cudarc::driver::DriverError> for GpuError {
 /// Whether the all-f32 parity mode is requested (`HARK_CUDA_F32=1`).
 pub fn f32_mode_requested() -> bool {
     std::env::var("HARK_CUDA_F32").is_ok_and(|v| v == "1")
+}
+
+/// Whether backends warm up at start (`HARK_CUDA_WARMUP=0` skips it, e.g. under
+/// compute-sanitizer, where every kernel runs hundreds of times slower).
+pub fn warm_up_enabled() -> bool {
+    std::env::var("HARK_CUDA_WARMUP").map_or(true, |v| v != "0")
 }

@@ -26,6 +26,10 @@ pub struct Kernels {
     pub up: Kernel,
     pub rb: Kernel,
     pub post: Kernel,
+    /// The persistent engine's kernel, or why it cannot run here.
+    pub persistent: Result<Kernel, String>,
+    /// Grid barriers alone on the persistent kernel's grid (benchmark).
+    pub barrier_probe: Result<Kernel, String>,
 }
 
 /// Per-stage decoder geometry.
@@ -82,40 +86,99 @@ pub struct StartupReport {
     pub weight_bytes: usize,
 }
 
-/// Device buffers sized for `tokens` / `frames` / window capacity; grown on demand.
+/// Front-half device buffers for up to `cap` tokens (the graph path grows them on demand;
+/// the persistent engine allocates its own once).
 #[derive(Default)]
-struct Front {
-    cap: usize,
-    ids: Option<DBuf>,
-    x: Option<DBuf>,
-    qkv: Option<DBuf>,
-    hbuf: Option<DBuf>,
-    m_p: Option<DBuf>,
-    logs_p: Option<DBuf>,
-    a: Option<DBuf>,
-    b: Option<DBuf>,
-    g: Option<DBuf>,
-    z2: Option<DBuf>,
-    logw: Option<DBuf>,
-    dur: Option<DBuf>,
-    off: Option<DBuf>,
+pub(crate) struct Front {
+    pub cap: usize,
+    pub ids: Option<DBuf>,
+    pub x: Option<DBuf>,
+    pub qkv: Option<DBuf>,
+    pub hbuf: Option<DBuf>,
+    pub m_p: Option<DBuf>,
+    pub logs_p: Option<DBuf>,
+    pub a: Option<DBuf>,
+    pub b: Option<DBuf>,
+    pub g: Option<DBuf>,
+    pub z2: Option<DBuf>,
+    pub logw: Option<DBuf>,
+    pub dur: Option<DBuf>,
+    pub off: Option<DBuf>,
 }
 
+impl Front {
+    pub fn alloc(g: &Gpu, d: &ModelDims, cap: usize) -> Result<Self, GpuError> {
+        let f4 = |n: usize| g.alloc(n * 4).map(Some);
+        let (h, c, dpf) = (d.hidden_channels, d.inter_channels, d.dp_filter_channels);
+        Ok(Self {
+            cap,
+            ids: f4(cap)?,
+            x: f4(h * cap)?,
+            qkv: f4(3 * h * cap)?,
+            hbuf: f4(d.filter_channels * cap)?,
+            m_p: f4(c * cap)?,
+            logs_p: f4(c * cap)?,
+            a: f4(dpf * cap)?,
+            b: f4(dpf * cap)?,
+            g: f4(dpf * cap)?,
+            z2: f4(2 * cap)?,
+            logw: f4(cap)?,
+            dur: f4(cap)?,
+            off: f4(cap + 1)?,
+        })
+    }
+}
+
+/// Flow and decoder buffers for windows of up to `cap` frames.
 #[derive(Default)]
-struct Window {
-    cap: usize,
-    z: Option<DBuf>,
-    h: [Option<DBuf>; 2],
-    acts: Option<DBuf>,
-    skip: Option<DBuf>,
-    pre: Option<DBuf>,
-    up: Vec<DBuf>,
-    rbs: Vec<DBuf>,
+pub(crate) struct Window {
+    pub cap: usize,
+    pub z: Option<DBuf>,
+    pub h: [Option<DBuf>; 2],
+    pub acts: Option<DBuf>,
+    pub skip: Option<DBuf>,
+    pub pre: Option<DBuf>,
+    pub up: Vec<DBuf>,
+    pub rbs: Vec<DBuf>,
     /// Two output buffers: chunk N is copied out of one while chunk N+1 fills the other.
-    out: [Option<DBuf>; 2],
+    pub out: [Option<DBuf>; 2],
 }
 
-fn p(b: &Option<DBuf>) -> u64 {
+impl Window {
+    pub fn alloc(
+        g: &Gpu,
+        d: &ModelDims,
+        geoms: &[StageGeom],
+        cap: usize,
+    ) -> Result<Self, GpuError> {
+        let f4 = |n: usize| g.alloc(n * 4);
+        let h = d.hidden_channels;
+        let mut up = Vec::new();
+        let mut rbs = Vec::new();
+        let mut len = cap;
+        for s in geoms {
+            len *= s.rate;
+            up.push(f4(s.cout * len)?);
+            rbs.push(f4(d.resblock_kernel_sizes.len() * s.cout * len)?);
+        }
+        Ok(Self {
+            cap,
+            z: Some(f4(d.inter_channels * cap)?),
+            h: [Some(f4(h * cap)?), Some(f4(h * cap)?)],
+            acts: Some(f4(h * cap)?),
+            skip: Some(f4(h * cap)?),
+            pre: Some(f4(d.upsample_initial_channel * cap)?),
+            up,
+            rbs,
+            out: [
+                Some(f4(cap * d.samples_per_frame())?),
+                Some(f4(cap * d.samples_per_frame())?),
+            ],
+        })
+    }
+}
+
+pub(crate) fn p(b: &Option<DBuf>) -> u64 {
     b.as_ref().map_or(0, |b| b.ptr)
 }
 
@@ -163,17 +226,12 @@ impl GpuModel {
         compile::check_dims(dims).map_err(GpuError::Unavailable)?;
         let gpu = Gpu::new()?;
         let t0 = Instant::now();
-        let defs = compile::defines(dims, f16);
-        let mut cached = 0;
-        let mut module = |f: (&str, &str)| -> Result<_, GpuError> {
-            let (bin, hit) = compile::cubin(f.0, f.1, &defs, gpu.cc)?;
-            cached += hit as usize;
-            gpu.load(bin)
-        };
-        let enc = module(compile::ENCODER)?;
-        let dur = module(compile::DURATION)?;
-        let flow = module(compile::FLOW)?;
-        let dec = module(compile::DECODER)?;
+        let mut defs = compile::defines(dims, f16);
+        defs.extend(super::persist::layout::defines(dims));
+        let (bin, hit) = compile::cubin("hark", &compile::module_source(&defs), gpu.cc)?;
+        let cached = hit as usize;
+        let m = gpu.load(bin)?;
+        let (enc, dur, flow, dec) = (&m, &m, &m, &m);
         let compile_ms = t0.elapsed().as_secs_f64() * 1e3;
         let d = dims;
         let (h, f, kf) = (d.hidden_channels, d.filter_channels, d.ffn_kernel_size);
@@ -201,16 +259,27 @@ impl GpuModel {
         let rb_smem = geoms.iter().map(|g| g.rb_smem).max().unwrap_or(0);
         let last = geoms.last().map_or(1, |g| g.cout);
         let post_smem = last * (256 + d.dec_post_kernel_size - 1) * fl;
+        let pk_smem = [
+            ATTN_SMEM, ffn_smem, sdp_smem, flow_smem, conv_smem, up_smem, rb_smem, post_smem,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0) as u32;
         let k = Kernels {
-            embed: Kernel::new(&gpu, &enc, "enc_embed", 0)?,
-            attn: Kernel::new(&gpu, &enc, "enc_attn", ATTN_SMEM as u32)?,
-            ffn: Kernel::new(&gpu, &enc, "enc_ffn", ffn_smem as u32)?,
-            sdp: Kernel::new(&gpu, &dur, "sdp", sdp_smem as u32)?,
-            flow: Kernel::new(&gpu, &flow, "flow_coop", flow_smem as u32)?,
-            conv: Kernel::new(&gpu, &dec, "dec_conv", conv_smem as u32)?,
-            up: Kernel::new(&gpu, &dec, "dec_up", up_smem as u32)?,
-            rb: Kernel::new(&gpu, &dec, "dec_rb", rb_smem as u32)?,
-            post: Kernel::new(&gpu, &dec, "dec_post", post_smem as u32)?,
+            embed: Kernel::new(&gpu, enc, "enc_embed", 0)?,
+            attn: Kernel::new(&gpu, enc, "enc_attn", ATTN_SMEM as u32)?,
+            ffn: Kernel::new(&gpu, enc, "enc_ffn", ffn_smem as u32)?,
+            sdp: Kernel::new(&gpu, dur, "sdp", sdp_smem as u32)?,
+            flow: Kernel::new(&gpu, flow, "flow_coop", flow_smem as u32)?,
+            conv: Kernel::new(&gpu, dec, "dec_conv", conv_smem as u32)?,
+            up: Kernel::new(&gpu, dec, "dec_up", up_smem as u32)?,
+            rb: Kernel::new(&gpu, dec, "dec_rb", rb_smem as u32)?,
+            post: Kernel::new(&gpu, dec, "dec_post", post_smem as u32)?,
+            // Every stage runs in it, so it needs the largest shared memory of them all. A
+            // failure here leaves the graph path working.
+            persistent: Kernel::new(&gpu, &m, "persistent", pk_smem).map_err(|e| e.to_string()),
+            barrier_probe: Kernel::new(&gpu, &m, "barrier_probe", pk_smem)
+                .map_err(|e| e.to_string()),
         };
         let t1 = Instant::now();
         let w = GpuWeights::upload(&gpu, weights, dims, f16)?;
@@ -278,27 +347,7 @@ impl GpuModel {
         if t <= self.front.cap {
             return Ok(());
         }
-        let cap = t.next_power_of_two().max(64);
-        let d = &self.dims;
-        let g = &self.gpu;
-        let f4 = |n: usize| g.alloc(n * 4).map(Some);
-        let (h, c, dpf) = (d.hidden_channels, d.inter_channels, d.dp_filter_channels);
-        self.front = Front {
-            cap,
-            ids: f4(cap)?,
-            x: f4(h * cap)?,
-            qkv: f4(3 * h * cap)?,
-            hbuf: f4(d.filter_channels * cap)?,
-            m_p: f4(c * cap)?,
-            logs_p: f4(c * cap)?,
-            a: f4(dpf * cap)?,
-            b: f4(dpf * cap)?,
-            g: f4(dpf * cap)?,
-            z2: f4(2 * cap)?,
-            logw: f4(cap)?,
-            dur: f4(cap)?,
-            off: f4(cap + 1)?,
-        };
+        self.front = Front::alloc(&self.gpu, &self.dims, t.next_power_of_two().max(64))?;
         self.graphs.clear();
         Ok(())
     }
@@ -308,39 +357,14 @@ impl GpuModel {
             return Ok(());
         }
         let cap = n.next_power_of_two().max(64);
-        let d = &self.dims;
-        let g = &self.gpu;
-        let f4 = |n: usize| g.alloc(n * 4);
-        let h = d.hidden_channels;
-        let mut up = Vec::new();
-        let mut rbs = Vec::new();
-        let mut len = cap;
-        for s in &self.geoms {
-            len *= s.rate;
-            up.push(f4(s.cout * len)?);
-            rbs.push(f4(d.resblock_kernel_sizes.len() * s.cout * len)?);
-        }
-        self.win = Window {
-            cap,
-            z: Some(f4(d.inter_channels * cap)?),
-            h: [Some(f4(h * cap)?), Some(f4(h * cap)?)],
-            acts: Some(f4(h * cap)?),
-            skip: Some(f4(h * cap)?),
-            pre: Some(f4(d.upsample_initial_channel * cap)?),
-            up,
-            rbs,
-            out: [
-                Some(f4(cap * d.samples_per_frame())?),
-                Some(f4(cap * d.samples_per_frame())?),
-            ],
-        };
+        self.win = Window::alloc(&self.gpu, &self.dims, &self.geoms, cap)?;
         self.graphs.clear();
         Ok(())
     }
 
-    /// Encoder on `ids`: leaves x, m_p, logs_p on the device (asynchronous).
-    pub fn run_encoder(&mut self, ids: &[i64]) -> Result<(), GpuError> {
-        let d = self.dims.clone();
+    /// Whether the GPU encoder takes these ids (count and vocabulary), as a clear error.
+    pub fn check_ids(&self, ids: &[i64]) -> Result<(), GpuError> {
+        let d = &self.dims;
         let t = ids.len();
         let max_t = (ATTN_SMEM / 4 - 3 * d.hidden_channels - 8) / d.n_heads;
         if t == 0 || t > max_t {
@@ -356,6 +380,14 @@ impl GpuModel {
                 ),
             )));
         }
+        Ok(())
+    }
+
+    /// Encoder on `ids`: leaves x, m_p, logs_p on the device (asynchronous).
+    pub fn run_encoder(&mut self, ids: &[i64]) -> Result<(), GpuError> {
+        self.check_ids(ids)?;
+        let d = self.dims.clone();
+        let t = ids.len();
         self.ensure_front(t)?;
         self.mark("start")?;
         let ids32: Vec<i32> = ids.iter().map(|&i| i as i32).collect();
@@ -460,6 +492,7 @@ impl GpuModel {
         if self.dur_host.len() < t {
             self.dur_host = self.gpu.alloc_pinned(t.next_power_of_two())?;
         }
+        super::device::count(&super::device::COPIES);
         // SAFETY: `dur` holds t ints; the pinned buffer has room and is read only after
         // `sdp_done` completes.
         unsafe {
@@ -622,6 +655,7 @@ impl GpuModel {
                 }
             }
         }
+        super::device::count(&super::device::LAUNCHES);
         self.graphs[&key].launch()?;
         Ok(count)
     }
@@ -767,6 +801,33 @@ impl GpuModel {
             ],
         )?;
         Ok(())
+    }
+
+    /// Microseconds per grid barrier on the persistent kernel's grid: 2000 barriers in one
+    /// cooperative launch, less an empty launch, timed with events.
+    pub fn grid_barrier_us(&self) -> Result<f64, GpuError> {
+        let k = self
+            .k
+            .barrier_probe
+            .as_ref()
+            .map_err(|e| GpuError::Driver(e.clone()))?;
+        let bar = self.gpu.alloc(64)?;
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let (a, b) = (
+            self.gpu.ctx.new_event(flags)?,
+            self.gpu.ctx.new_event(flags)?,
+        );
+        let time = |n: i32| -> Result<f64, GpuError> {
+            a.record(&self.gpu.stream)?;
+            let dims = k.coop(k.max_coresident as usize);
+            self.gpu.launch(k, dims, &[Arg::P(bar.ptr), Arg::I(n)])?;
+            b.record(&self.gpu.stream)?;
+            self.gpu.sync()?;
+            Ok(a.elapsed_ms(&b)? as f64)
+        };
+        time(100)?;
+        let (empty, full) = (time(0)?, time(2000)?);
+        Ok((full - empty) * 1e3 / 2000.0)
     }
 
     /// Device address of chunk output buffer `slot` (0 or 1).
