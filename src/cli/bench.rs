@@ -1,6 +1,6 @@
 //! `hark bench`: Hark against onnxruntime (the anchor) on the same text, in the same run.
 
-use crate::engine::{BackendChoice, Synthesizer};
+use crate::engine::{BackendChoice, GpuEngine, Synthesizer};
 use crate::voice::Voice;
 use anyhow::Context;
 use clap::Args;
@@ -19,6 +19,10 @@ const FIRST_CLAUSE: &str = "The quick brown fox jumps over the lazy dog,";
 pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "cpu")]
     backend: BackendChoice,
+    /// (cuda) Measure only this engine; by default both (graphs, persistent kernel), one
+    /// after the other, and the faster onset becomes the default engine on this GPU.
+    #[arg(long, value_enum)]
+    engine: Option<GpuEngine>,
     /// Print JSON only.
     #[arg(long)]
     json: bool,
@@ -143,7 +147,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             };
             Ok(run_ort(&a, rayon::current_num_threads())?.first_clause)
         };
+        let engines = match args.engine {
+            None | Some(GpuEngine::Auto) => vec![GpuEngine::Graph, GpuEngine::Persistent],
+            Some(e) => vec![e],
+        };
         let opts = super::bench_gpu::Options {
+            engines,
             runs: args.runs.max(200),
             cpu_runs: args.cpu_runs,
             plot: args.plot.as_deref(),
