@@ -406,3 +406,226 @@ fn real_voice_matches_cpu() {
         }
     }
 }
+
+// ---- The persistent engine (issue 7) against the graph path: the same stage code under
+// the other scheduler, so durations must be identical and audio equal up to float noise.
+
+use hark::model::gpu::device::{COPIES, LAUNCHES};
+use hark::model::gpu::persist::PersistentBackend;
+use std::sync::atomic::Ordering::Relaxed;
+
+type Case = (Vec<i64>, Scales, u64);
+
+fn noisy() -> Scales {
+    Scales {
+        noise_scale: 0.667,
+        length_scale: 1.0,
+        noise_w: 0.8,
+    }
+}
+
+fn quiet() -> Scales {
+    Scales {
+        noise_scale: 0.0,
+        length_scale: 1.0,
+        noise_w: 0.0,
+    }
+}
+
+/// Streams `case` through `b` (16 frames, then 37-frame chunks); `None` when it has no frames.
+fn stream(b: &mut dyn Backend, case: &Case) -> (Vec<usize>, Option<Vec<f32>>) {
+    let info = b.begin(&case.0, &case.1, case.2).unwrap();
+    if info.frames == 0 {
+        return (info.durations, None);
+    }
+    let mut out = Vec::new();
+    let mut a = 0;
+    while a < info.frames {
+        let e = (a + if a == 0 { 16 } else { 37 }).min(info.frames);
+        out.extend(b.decode(a, e).unwrap());
+        a = e;
+    }
+    (info.durations, Some(out))
+}
+
+/// The graph path makes the reference of every case, then the same backend becomes the
+/// persistent engine and must match it: streamed, whole again (a restarted walk), and after
+/// an interrupted utterance. No host launch or copy may happen on the persistent path.
+fn persistent_matches_graph(mut graph: CudaBackend, cases: &[Case], label: &str) {
+    let want: Vec<_> = cases.iter().map(|c| stream(&mut graph, c)).collect();
+    let t0 = Instant::now();
+    let mut pk = PersistentBackend::from_graph(graph, None);
+    eprintln!(
+        "{label}: persistent kernel up in {:.0} ms ({} blocks): {}",
+        ms(t0),
+        pk.blocks(),
+        pk.name()
+    );
+    assert!(pk.is_persistent(), "not persistent: {:?}", pk.fallback);
+    let (l0, c0) = (LAUNCHES.load(Relaxed), COPIES.load(Relaxed));
+    for (case, (dur, audio)) in cases.iter().zip(&want) {
+        let t = Instant::now();
+        let (got_dur, got) = stream(&mut pk, case);
+        let gpu_ms = ms(t);
+        assert!(pk.on_persistent_path(), "case fell back: {:?}", pk.fallback);
+        assert_eq!(
+            &got_dur,
+            dur,
+            "{label}: durations differ (T={})",
+            case.0.len()
+        );
+        let (Some(got), Some(audio)) = (got, audio) else {
+            assert!(audio.is_none(), "frames differ");
+            continue;
+        };
+        let what = format!("{label} T={} ns{}", case.0.len(), case.1.noise_scale);
+        report(&what, rel_l2(&got, audio), 1e-4, gpu_ms, 0.0);
+        let again = pk.decode(0, dur.iter().sum()).unwrap();
+        report(
+            &format!("{what} whole again"),
+            rel_l2(&again, audio),
+            1e-4,
+            0.0,
+            0.0,
+        );
+    }
+    // Interrupt: a new utterance while the kernel may still walk the previous one.
+    if let (Some(a), Some(b)) = (cases.first(), cases.last())
+        && let Some(audio) = &want[cases.len() - 1].1
+    {
+        pk.speculate = true;
+        let info = pk.begin(&a.0, &a.1, a.2).unwrap();
+        if info.frames > 0 {
+            pk.decode(0, info.frames.min(16)).unwrap();
+        }
+        let (_, got) = stream(&mut pk, b);
+        let got = got.expect("frames");
+        report(
+            &format!("{label} after an interrupt"),
+            rel_l2(&got, audio),
+            1e-4,
+            0.0,
+            0.0,
+        );
+    }
+    let (l1, c1) = (LAUNCHES.load(Relaxed), COPIES.load(Relaxed));
+    eprintln!(
+        "{label}: host launches {} and copies {} on the persistent path",
+        l1 - l0,
+        c1 - c0
+    );
+    assert_eq!(
+        (l1 - l0, c1 - c0),
+        (0, 0),
+        "host launches/copies on the persistent path"
+    );
+}
+
+#[test]
+fn persistent_matches_graph_on_random_weights() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let d = joe_dims();
+    let w = random_weights(&d, 21);
+    let graph = CudaBackend::from_model(GpuModel::new(&w, &d, f16_mode()).unwrap()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let quick = std::env::var_os("HARK_PARITY_QUICK").is_some();
+    let sizes: &[usize] = if quick { &[9] } else { &[1, 9, 37, 150] };
+    let mut cases = Vec::new();
+    for (i, &t) in sizes.iter().enumerate() {
+        let ids: Vec<i64> = (0..t)
+            .map(|_| rng.random_range(0..d.n_vocab as i64))
+            .collect();
+        cases.push((ids.clone(), noisy(), i as u64));
+        if !quick {
+            cases.push((ids, quiet(), 100 + i as u64));
+        }
+    }
+    persistent_matches_graph(graph, &cases, "random");
+}
+
+#[test]
+fn persistent_matches_graph_on_the_voice() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let voice = match Voice::load(None) {
+        Ok(v) => v,
+        Err(e) => {
+            say(&format!("skipped: no voice installed ({e})"));
+            return;
+        }
+    };
+    let cfg = &voice.config;
+    let mut cases = Vec::new();
+    for (i, s) in [
+        "The quick brown fox jumps over the lazy dog, while the old farmer watches from his porch.",
+        "Hello world, this is a test.",
+        "Numbers like 42 and words like rhythm.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let ids = hark::text::text_to_ids(s, &cfg.espeak_voice, &cfg.phoneme_id_map).unwrap()[0]
+            .ids
+            .clone();
+        cases.push((ids.clone(), noisy(), i as u64));
+        cases.push((ids, quiet(), i as u64));
+    }
+    let graph = CudaBackend::new(&voice).expect("CUDA backend");
+    persistent_matches_graph(graph, &cases, "voice");
+}
+
+/// A job longer than the kernel's slots runs on the graph path (the kernel is stopped for
+/// it), and the next one is back on the kernel.
+#[test]
+fn persistent_hands_long_jobs_to_graphs() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let d = joe_dims();
+    let w = random_weights(&d, 23);
+    let mut graph = CudaBackend::from_model(GpuModel::new(&w, &d, f16_mode()).unwrap()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(24);
+    let long: Vec<i64> = (0..hark::model::gpu::persist::layout::TMAX + 1)
+        .map(|_| rng.random_range(0..d.n_vocab as i64))
+        .collect();
+    let short: Vec<i64> = (0..20)
+        .map(|_| rng.random_range(0..d.n_vocab as i64))
+        .collect();
+    let info = graph.begin(&long, &noisy(), 5).unwrap();
+    let want_long = graph.decode(0, info.frames.min(16)).unwrap();
+    let (_, want_short) = stream(&mut graph, &(short.clone(), noisy(), 6));
+    let mut pk = PersistentBackend::from_graph(graph, None);
+    assert!(pk.is_persistent(), "not persistent: {:?}", pk.fallback);
+    let info2 = pk.begin(&long, &noisy(), 5).unwrap();
+    assert!(
+        !pk.on_persistent_path(),
+        "a {}-id job on the kernel",
+        long.len()
+    );
+    assert_eq!(info2.durations, info.durations);
+    let got = pk.decode(0, info2.frames.min(16)).unwrap();
+    report(
+        "long job via graphs",
+        rel_l2(&got, &want_long),
+        1e-6,
+        0.0,
+        0.0,
+    );
+    let (_, got) = stream(&mut pk, &(short, noisy(), 6));
+    assert!(
+        pk.on_persistent_path(),
+        "kernel not restarted: {:?}",
+        pk.fallback
+    );
+    let (got, want) = (got.expect("frames"), want_short.expect("frames"));
+    report(
+        "next job, kernel restarted",
+        rel_l2(&got, &want),
+        1e-4,
+        0.0,
+        0.0,
+    );
+}
