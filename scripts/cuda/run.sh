@@ -10,7 +10,7 @@ for f in lib/*; do n=$(basename "$f"); ldconfig -p | grep -q "$n (" && rm "$f"; 
 echo "carried libs: $(ls lib | tr '\n' ' ')"
 NVRTC=$(ls -d /usr/local/cuda/lib64 2>/dev/null || dirname "$(find / -name 'libnvrtc.so*' 2>/dev/null | head -1)")
 export LD_LIBRARY_PATH=$H/lib:$NVRTC:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-export ESPEAK_DATA_PATH=$H HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1
+export ESPEAK_DATA_PATH=$H HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1 XDG_CACHE_HOME=$H/cache
 ldd bin/hark | grep "not found"
 S="The quick brown fox jumps over the lazy dog, while the old farmer watches from his porch and wonders whether the rain will ever come back to the valley before the end of this long, dry summer."
 for step in ${STEPS:-parity speak}; do
@@ -33,5 +33,27 @@ for step in ${STEPS:-parity speak}; do
     # decoder windows and the encoder on random weights.
     HARK_PARITY_QUICK=1 timeout 200 compute-sanitizer --tool memcheck bin/gpu_parity --test-threads=1 real_voice 2>&1 | tail -6
     timeout 240 compute-sanitizer --tool racecheck bin/gpu_parity --test-threads=1 windows_from_prior encoder_matches 2>&1 | tail -12 ;;
+  persist)
+    # The persistent engine (issue 7): every f16 parity test (the graph kernels were
+    # refactored into stage bodies too), the persistent engine against the graph path.
+    echo "== parity f16 incl. persistent"
+    timeout 240 bin/gpu_parity --test-threads=1 --nocapture --skip real_voice_matches_cpu
+    HARK_PARITY_QUICK=1 timeout 60 bin/gpu_parity --test-threads=1 --nocapture real_voice_matches_cpu ;;
+  pspeak)
+    echo "== speak, both engines"
+    timeout 60 bin/hark -v speak --backend cuda --engine graph --format f32 --out graph.wav "$S"
+    timeout 60 bin/hark -v speak --backend cuda --engine persistent --format f32 --out persistent.wav "$S"
+    echo -n "persistent vs graph: "; python3 ref/wavf.py persistent.wav graph.wav
+    cp persistent.wav "$OUT/" ;;
+  pbench)
+    echo "== bench, both engines"
+    timeout ${PBENCH_S:-200} bin/hark bench --backend cuda --no-ort --cpu-runs ${CPU_RUNS:-0} --plot "$OUT/bench.svg" ;;
+  psanitize)
+    # One small utterance on each path, no warm-ups, a watchdog that waits for the tools.
+    export HARK_PARITY_QUICK=1 HARK_CUDA_WARMUP=0 HARK_PERSIST_WATCHDOG_MS=600000
+    for tool in racecheck synccheck memcheck; do
+      echo "== compute-sanitizer $tool, persistent vs graph (random weights, T=9)"
+      timeout ${SAN_S:-100} compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 --nocapture persistent_matches_graph_on_random_weights 2>&1 | tail -12
+    done ;;
   esac
 done

@@ -16,9 +16,6 @@ use crate::model::gpu::{CudaBackend, GpuError};
 use crate::voice::Voice;
 use std::sync::Arc;
 
-/// Frames the kernel may decode beyond the last request when speculating.
-pub const AHEAD_FRAMES: usize = 128;
-
 /// Where the current utterance is being made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
@@ -214,7 +211,7 @@ impl PersistentBackend {
             // Stopped for a job the graph path took: one launch brings it back.
             s.restart(&g.model)?;
         }
-        s.host.ahead = if self.speculate { AHEAD_FRAMES } else { 0 };
+        s.host.speculate = self.speculate;
         let mut rng = NoiseSource::new(seed);
         let zsdp = rng.sdp_noise(ids.len(), scales.noise_w);
         match s.host.begin(

@@ -36,7 +36,7 @@ pub mod ctl {
         PAUSE = 7,      // 1: no chunk starts
         SHUTDOWN = 8,   // 1: the kernel returns
         WANT = 9,       // the host needs frames up to here
-        AHEAD = 10,     // and the kernel may run this many frames beyond
+        AHEAD = 10,     // and the kernel may run this many frames beyond (speculation)
         HOST_WORDS = 11,
         FRONT = 32,     // durations of this job are in its slot
         PRODUCED = 33,  // ring slots filled

@@ -102,8 +102,9 @@ pub struct Host {
     pub watchdog: Duration,
     /// Frames of the first chunk of a job (the kernel starts it without being asked).
     pub first_step: usize,
-    /// Frames the kernel may decode beyond what was asked for (0: only on demand).
-    pub ahead: usize,
+    /// Let the kernel decode one chunk (of the size last asked for) beyond the request, so
+    /// it computes while the caller uses the previous one; off: only on demand.
+    pub speculate: bool,
     /// Called now and then while waiting: an error ends the wait (e.g. the kernel faulted).
     pub alive: Box<dyn FnMut() -> Result<(), String> + Send>,
 }
@@ -122,7 +123,7 @@ impl Host {
             paused: false,
             watchdog: Duration::from_secs(2),
             first_step: 16,
-            ahead: 0,
+            speculate: false,
             alive: Box::new(|| Ok(())),
         }
     }
@@ -164,6 +165,11 @@ impl Host {
                 std::thread::sleep(Duration::from_micros(20));
             }
         }
+    }
+
+    /// Frames the kernel may run beyond the request.
+    fn ahead(&self, step: u32) -> u32 {
+        if self.speculate { step } else { 0 }
     }
 
     /// Abandons the current job (the kernel drops it before its next chunk).
@@ -247,7 +253,7 @@ impl Host {
         self.sh.ctl(ctl::STEP).store(first, Ordering::Relaxed);
         self.sh
             .ctl(ctl::AHEAD)
-            .store(self.ahead as u32, Ordering::Relaxed);
+            .store(self.ahead(first), Ordering::Relaxed);
         self.sh.ctl(ctl::JOB).store(seq, Ordering::Release);
         self.seq = seq;
 
@@ -336,6 +342,8 @@ impl Host {
     /// call ended restarts the kernel's walk there.
     pub fn decode(&mut self, start: usize, end: usize) -> Result<Vec<f32>, ProtocolError> {
         let hop = self.sh.hop;
+        let step = (end - start.min(end)).clamp(1, STEP_MAX) as u32;
+        let ahead = self.ahead(step);
         let c = self
             .cur
             .as_mut()
@@ -346,7 +354,6 @@ impl Host {
                 c.frames
             )));
         }
-        let step = (end - start).clamp(1, STEP_MAX) as u32;
         if start != c.cursor {
             self.walk = self.walk.wrapping_add(1);
             c.walk = self.walk;
@@ -358,10 +365,13 @@ impl Host {
                 .store(start as u32, Ordering::Relaxed);
             sh.ctl(ctl::WANT).store(end as u32, Ordering::Relaxed);
             sh.ctl(ctl::STEP).store(step, Ordering::Relaxed);
+            sh.ctl(ctl::AHEAD).store(ahead, Ordering::Relaxed);
             sh.ctl(ctl::SEEK_GEN).store(self.walk, Ordering::Release);
         } else {
-            self.sh.ctl(ctl::STEP).store(step, Ordering::Relaxed);
-            self.sh.ctl(ctl::WANT).store(end as u32, Ordering::Release);
+            let sh = &self.sh;
+            sh.ctl(ctl::STEP).store(step, Ordering::Relaxed);
+            sh.ctl(ctl::AHEAD).store(ahead, Ordering::Relaxed);
+            sh.ctl(ctl::WANT).store(end as u32, Ordering::Release);
         }
         loop {
             self.drain_ring();
@@ -569,7 +579,7 @@ mod tests {
     #[test]
     fn read_ahead_and_seek_back() {
         with_device(|h, _| {
-            h.ahead = 64;
+            h.speculate = true;
             let dur = h.begin(&ids(60), &[0.0; 120], 1.0, 0.0, None).unwrap();
             let frames: usize = dur.iter().sum();
             assert_eq!(h.decode(0, 10).unwrap(), expected(1, 0, 10, 0.0));
@@ -583,10 +593,10 @@ mod tests {
     #[test]
     fn new_job_abandons_the_old_and_noise_arrives_first() {
         with_device(|h, _| {
-            h.ahead = 1000;
+            h.speculate = true;
             h.begin(&ids(50), &[0.0; 100], 1.0, 0.0, None).unwrap();
             h.decode(0, 4).unwrap();
-            // Job 1 walks ahead and fills the ring; job 2 must still get its own chunks.
+            // Job 1 walks ahead into the ring; job 2 must still get its own chunks.
             let mut src = NoiseSource::new(5);
             let dur = h
                 .begin(&ids(30), &[0.0; 60], 1.0, 0.5, Some(&mut src))
