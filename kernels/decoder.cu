@@ -41,11 +41,13 @@ STAGE void dec_conv_item(int bx, int by, const float* x, int L, int cin, const w
               [&](int r, int col, float v) { y[(size_t)(r0 + r) * L + t0 + col] = v; }, 1.f, wsm);
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 dec_conv(const float* x, int L, int cin, const wt_t* w, const float* b, int K, float* y,
          int cout) {
     dec_conv_item(blockIdx.x, blockIdx.y, x, L, cin, w, b, K, y, cout);
 }
+#endif
 
 #define UP_TO 32   // output columns per block
 #define UP_RG 32   // output rows per block
@@ -91,11 +93,13 @@ STAGE void dec_up_item(int bx, int by, const float* x, int mean, int Lin, int ci
     }
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 dec_up(const float* x, int mean, int Lin, int cin, const wt_t* w, const float* b, int rate,
        int K, int pad, float* y, int cout) {
     dec_up_item(blockIdx.x, blockIdx.y, x, mean, Lin, cin, w, b, rate, K, pad, y, cout);
 }
+#endif
 
 // All ResBlock2s of a stage: block (tile, j) computes resblock j on columns [t0, t0 + tn):
 // x_{m+1} = x_m + conv_{d_m}(LeakyReLU(x_m)), each step over a window shrunk by its reach,
@@ -154,11 +158,13 @@ STAGE void dec_rb_item(int bx, int j, const float* x, int L, int C, const wt_t* 
     }
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 dec_rb(const float* x, int L, int C, const wt_t* const* ws, const float* const* bs, int tn,
        int hmax, float* out) {
     dec_rb_item(blockIdx.x, blockIdx.y, x, L, C, ws, bs, tn, hmax, out);
 }
+#endif
 
 #define POST_TC 256
 // conv_post over the mean of the last stage's resblocks with LeakyReLU(0.01), then tanh;
@@ -182,8 +188,10 @@ STAGE void dec_post_item(int bx, const float* rbs, int C, int L, const wt_t* w, 
     out[idx] = tanhf(acc);
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 dec_post(const float* rbs, int C, int L, const wt_t* w, const float* bias, int K, int a,
          int count, float* out) {
     dec_post_item(blockIdx.x, rbs, C, L, w, bias, K, a, count, out);
 }
+#endif

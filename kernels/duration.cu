@@ -218,8 +218,10 @@ STAGE void sdp_body(Grid g, const float* xenc, int T, const float* const* P, flo
     }
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* B, float* G,
     float* logw, int* dur, int* off, float length_scale, unsigned* bar) {
     sdp_body(hw_grid(bar), xenc, T, P, z, A, B, G, logw, dur, off, length_scale);
 }
+#endif

@@ -10,10 +10,12 @@ STAGE void enc_embed_body(Grid g, const int* ids, const float* emb, float* x, in
     }
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 enc_embed(const int* ids, const float* emb, float* x, int T) {
     enc_embed_body(hw_grid(nullptr), ids, emb, x, T);
 }
+#endif
 
 #define QKV_TC 32   // columns per phase-1 work item
 #define QKV_RG 64   // rows per phase-1 work item
@@ -115,12 +117,14 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
     }
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek, const float* ev,
          const float* wo, const float* bo, const float* gamma, const float* beta, float* qkv,
          unsigned* bar) {
     enc_attn_body(hw_grid(bar), x, T, wqkv, bqkv, ek, ev, wo, bo, gamma, beta, qkv);
 }
+#endif
 
 #define FFN_TC1 32   // phase-1 columns per item
 #define FFN_RG1 128  // phase-1 rows per item
@@ -201,6 +205,7 @@ STAGE void enc_ffn_body(Grid g, float* x, int T, const float* w1, const float* b
     }
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, const float* b2,
         const float* gamma, const float* beta, float* hbuf, float* ybuf, unsigned* bar,
@@ -208,3 +213,4 @@ enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, cons
     enc_ffn_body(hw_grid(bar), x, T, w1, b1, w2, b2, gamma, beta, hbuf, ybuf, proj_w, proj_b,
                  m_p, logs_p);
 }
+#endif

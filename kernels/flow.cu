@@ -151,6 +151,7 @@ STAGE void flow_body(Grid g, float* z, float* hA, float* hB, float* acts, float*
     }
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int from_prior,
           const void* const* P, const float* m_p, const float* logs_p, const int* off,
@@ -160,3 +161,4 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
     const Prior prior = {m_p, logs_p, off, eps, prm[0], prm[1], prm[2], __int_as_float(prm[3])};
     flow_body(hw_grid(bar), z, hA, hB, acts, skip, n, from_prior, P, prior);
 }
+#endif

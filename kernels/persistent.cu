@@ -2,8 +2,9 @@
 // utterance with no further host launch. It runs the same stage bodies as the graph path
 // (encoder.cu, duration.cu, flow.cu, decoder.cu), scheduled over the co-resident blocks with
 // grid barriers instead of kernel boundaries. This file is compiled in one module with them
-// (gpu/compile.rs::module_source); the protocol's word indices and sizes come from
-// gpu/persist/layout.rs as -D defines (PA_*, C_*, J_*, R_*, D_*, PK_*).
+// (gpu/compile.rs::persistent_file, HARK_PERSISTENT_MODULE leaves their kernels out); the
+// protocol's word indices and sizes come from gpu/persist/layout.rs as -D defines (PA_*, C_*,
+// J_*, R_*, D_*, PK_*).
 //
 // Host <-> device traffic goes through pinned, device-mapped host memory:
 //   ctl   control words; the host writes C_JOB .. C_SHUTDOWN, the device C_FRONT .. C_ERR;

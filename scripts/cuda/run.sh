@@ -50,10 +50,10 @@ for step in ${STEPS:-parity speak}; do
     timeout ${PBENCH_S:-200} bin/hark bench --backend cuda --no-ort --cpu-runs ${CPU_RUNS:-0} --plot "$OUT/bench.svg" ;;
   psanitize)
     # One small utterance on each path, no warm-ups, a watchdog that waits for the tools.
-    export HARK_PARITY_QUICK=1 HARK_CUDA_WARMUP=0 HARK_PERSIST_WATCHDOG_MS=600000
     for tool in ${SAN_TOOLS:-racecheck synccheck memcheck}; do
       echo "== compute-sanitizer $tool, persistent vs graph (random weights, T=9)"
-      timeout ${SAN_S:-100} compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 --nocapture persistent_matches_graph_on_random_weights 2>&1 | tail -12
+      HARK_PARITY_QUICK=1 HARK_CUDA_WARMUP=0 HARK_PERSIST_WATCHDOG_MS=600000 timeout ${SAN_S:-100} \
+        compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 --nocapture persistent_matches_graph_on_random_weights 2>&1 | tail -12
     done ;;
   esac
 done

@@ -15,10 +15,7 @@ pub const ENCODER: (&str, &str) = ("encoder", include_str!("../../../kernels/enc
 pub const DURATION: (&str, &str) = ("duration", include_str!("../../../kernels/duration.cu"));
 pub const FLOW: (&str, &str) = ("flow", include_str!("../../../kernels/flow.cu"));
 pub const DECODER: (&str, &str) = ("decoder", include_str!("../../../kernels/decoder.cu"));
-pub const PERSISTENT: (&str, &str) = ("persistent", include_str!("../../../kernels/persistent.cu"));
-/// The stage files in dependency order; persistent.cu calls the others' stage bodies.
-pub const FILES: [(&str, &str); 5] = [ENCODER, DURATION, FLOW, DECODER, PERSISTENT];
-
+pub const PERSISTENT: &str = include_str!("../../../kernels/persistent.cu");
 /// Whether the voice's shape is one these kernels are written for.
 pub fn check_dims(d: &ModelDims) -> Result<(), String> {
     let nd = d.resblock_dilation_sizes.first().map_or(0, Vec::len);
@@ -93,16 +90,23 @@ pub fn defines(d: &ModelDims, f16: bool) -> Vec<(String, String)> {
     v
 }
 
-/// The one module every kernel lives in: the defines, common.cuh once, then every stage
-/// file. One compilation unit keeps one copy of each stage body for both schedulers (the
-/// graph path's kernels and the persistent kernel).
-pub fn module_source(defs: &[(String, String)]) -> String {
+/// Full source of one kernel file: defines, then the file with common.cuh inlined (NVRTC
+/// gets no include path).
+pub fn source(file: &str, defs: &[(String, String)]) -> String {
     let mut s = String::new();
     for (k, v) in defs {
         s.push_str(&format!("#define {k} {v}\n"));
     }
-    s.push_str(COMMON);
-    for (name, file) in FILES {
+    s.push_str(&file.replace("#include \"common.cuh\"", COMMON));
+    s
+}
+
+/// The persistent engine's module as one file: every stage file, then persistent.cu, with
+/// common.cuh included once. Compiled with `HARK_PERSISTENT_MODULE` defined, which leaves out
+/// the graph path's kernels, so the stage code is the same text as theirs, compiled once more.
+pub fn persistent_file() -> String {
+    let mut s = String::from("#include \"common.cuh\"\n");
+    for (name, file) in [ENCODER, DURATION, FLOW, DECODER, ("persistent", PERSISTENT)] {
         s.push_str(&format!("\n// ---- {name}.cu\n"));
         s.push_str(&file.replace("#include \"common.cuh\"", ""));
     }
@@ -128,7 +132,13 @@ fn cache_dir() -> PathBuf {
 
 /// Compiles (or loads from the disk cache) one kernel file for compute capability `cc`.
 /// Returns the cubin and whether it came from the cache.
-pub fn cubin(name: &str, src: &str, cc: (i32, i32)) -> Result<(Vec<u8>, bool), GpuError> {
+pub fn cubin(
+    name: &str,
+    file: &str,
+    defs: &[(String, String)],
+    cc: (i32, i32),
+) -> Result<(Vec<u8>, bool), GpuError> {
+    let src = source(file, defs);
     let arch = format!("--gpu-architecture=sm_{}{}", cc.0, cc.1);
     let opts = vec![arch, "-std=c++17".to_string(), "-lineinfo".to_string()];
     let ver = nvrtc_version()?;
@@ -149,7 +159,7 @@ pub fn cubin(name: &str, src: &str, cc: (i32, i32)) -> Result<(Vec<u8>, bool), G
     {
         return Ok((bin, true));
     }
-    let bin = compile(name, src, &opts)?;
+    let bin = compile(name, &src, &opts)?;
     // The cache is an optimisation: failing to write it is not an error.
     if std::fs::create_dir_all(cache_dir()).is_ok() {
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
@@ -205,8 +215,8 @@ mod tests {
     use super::*;
     use crate::model::cpu::testutil::tiny_dims;
 
-    /// The kernel module compiles for Hopper in both precisions, wherever NVRTC is present
-    /// (no GPU needed: NVRTC is a plain library).
+    /// Every kernel file, and the persistent engine's module, compiles for Hopper in both
+    /// precisions, wherever NVRTC is present (no GPU needed: NVRTC is a plain library).
     #[test]
     fn kernels_compile_with_nvrtc() {
         // SAFETY: only probes whether the library can be opened.
@@ -224,32 +234,20 @@ mod tests {
         d.hidden_channels = 32;
         d.inter_channels = 8;
         d.filter_channels = 128;
+        let opts = vec!["--gpu-architecture=sm_90".to_string(), "-std=c++17".into()];
         for f16 in [true, false] {
-            let mut defs = defines(&d, f16);
-            defs.extend(super::super::persist::layout::defines(&d));
-            let src = module_source(&defs);
-            let opts = vec!["--gpu-architecture=sm_90".to_string(), "-std=c++17".into()];
-            let bin = compile("hark", &src, &opts).unwrap_or_else(|e| panic!("{e}"));
-            assert!(bin.len() > 1000, "cubin too small");
+            let defs = defines(&d, f16);
+            for (name, file) in [ENCODER, DURATION, FLOW, DECODER] {
+                let bin =
+                    compile(name, &source(file, &defs), &opts).unwrap_or_else(|e| panic!("{e}"));
+                assert!(bin.len() > 1000, "{name}: cubin too small");
+            }
+            let mut pdefs = defs.clone();
+            pdefs.extend(super::super::persist::layout::defines(&d));
+            pdefs.push(("HARK_PERSISTENT_MODULE".into(), "1".into()));
+            let bin = compile("persistent", &source(&persistent_file(), &pdefs), &opts)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(bin.len() > 1000, "persistent: cubin too small");
         }
-    }
-
-    /// Writes the module source for Joe's shapes to $HARK_DUMP_SOURCE (compile-time studies).
-    #[test]
-    #[ignore]
-    fn dump_module_source() {
-        let Some(path) = std::env::var_os("HARK_DUMP_SOURCE") else {
-            return;
-        };
-        let mut d = tiny_dims();
-        d.hidden_channels = 192;
-        d.inter_channels = 192;
-        d.filter_channels = 768;
-        d.dp_filter_channels = 192;
-        d.n_vocab = 256;
-        d.upsample_initial_channel = 256;
-        let mut defs = defines(&d, true);
-        defs.extend(super::super::persist::layout::defines(&d));
-        std::fs::write(path, module_source(&defs)).expect("write");
     }
 }

@@ -26,10 +26,15 @@ pub struct Kernels {
     pub up: Kernel,
     pub rb: Kernel,
     pub post: Kernel,
-    /// The persistent engine's kernel, or why it cannot run here.
-    pub persistent: Result<Kernel, String>,
+}
+
+/// The persistent engine's module: compiled on first use (the graph path never pays for it).
+pub struct PersistentKernels {
+    pub persistent: Kernel,
     /// Grid barriers alone on the persistent kernel's grid (benchmark).
-    pub barrier_probe: Result<Kernel, String>,
+    pub barrier_probe: Kernel,
+    pub compile_ms: f64,
+    pub cached: bool,
 }
 
 /// Per-stage decoder geometry.
@@ -196,6 +201,10 @@ pub struct GpuModel {
     pub dims: ModelDims,
     pub f16: bool,
     pub k: Kernels,
+    /// Filled by [`GpuModel::persistent_kernels`].
+    pub pk: Option<PersistentKernels>,
+    /// Dynamic shared memory the persistent kernel needs: the largest of all stages.
+    pk_smem: u32,
     pub w: GpuWeights,
     pub geoms: Vec<StageGeom>,
     pub startup: StartupReport,
@@ -226,12 +235,17 @@ impl GpuModel {
         compile::check_dims(dims).map_err(GpuError::Unavailable)?;
         let gpu = Gpu::new()?;
         let t0 = Instant::now();
-        let mut defs = compile::defines(dims, f16);
-        defs.extend(super::persist::layout::defines(dims));
-        let (bin, hit) = compile::cubin("hark", &compile::module_source(&defs), gpu.cc)?;
-        let cached = hit as usize;
-        let m = gpu.load(bin)?;
-        let (enc, dur, flow, dec) = (&m, &m, &m, &m);
+        let defs = compile::defines(dims, f16);
+        let mut cached = 0;
+        let mut module = |f: (&str, &str)| -> Result<_, GpuError> {
+            let (bin, hit) = compile::cubin(f.0, f.1, &defs, gpu.cc)?;
+            cached += hit as usize;
+            gpu.load(bin)
+        };
+        let enc = module(compile::ENCODER)?;
+        let dur = module(compile::DURATION)?;
+        let flow = module(compile::FLOW)?;
+        let dec = module(compile::DECODER)?;
         let compile_ms = t0.elapsed().as_secs_f64() * 1e3;
         let d = dims;
         let (h, f, kf) = (d.hidden_channels, d.filter_channels, d.ffn_kernel_size);
@@ -266,20 +280,15 @@ impl GpuModel {
         .max()
         .unwrap_or(0) as u32;
         let k = Kernels {
-            embed: Kernel::new(&gpu, enc, "enc_embed", 0)?,
-            attn: Kernel::new(&gpu, enc, "enc_attn", ATTN_SMEM as u32)?,
-            ffn: Kernel::new(&gpu, enc, "enc_ffn", ffn_smem as u32)?,
-            sdp: Kernel::new(&gpu, dur, "sdp", sdp_smem as u32)?,
-            flow: Kernel::new(&gpu, flow, "flow_coop", flow_smem as u32)?,
-            conv: Kernel::new(&gpu, dec, "dec_conv", conv_smem as u32)?,
-            up: Kernel::new(&gpu, dec, "dec_up", up_smem as u32)?,
-            rb: Kernel::new(&gpu, dec, "dec_rb", rb_smem as u32)?,
-            post: Kernel::new(&gpu, dec, "dec_post", post_smem as u32)?,
-            // Every stage runs in it, so it needs the largest shared memory of them all. A
-            // failure here leaves the graph path working.
-            persistent: Kernel::new(&gpu, &m, "persistent", pk_smem).map_err(|e| e.to_string()),
-            barrier_probe: Kernel::new(&gpu, &m, "barrier_probe", pk_smem)
-                .map_err(|e| e.to_string()),
+            embed: Kernel::new(&gpu, &enc, "enc_embed", 0)?,
+            attn: Kernel::new(&gpu, &enc, "enc_attn", ATTN_SMEM as u32)?,
+            ffn: Kernel::new(&gpu, &enc, "enc_ffn", ffn_smem as u32)?,
+            sdp: Kernel::new(&gpu, &dur, "sdp", sdp_smem as u32)?,
+            flow: Kernel::new(&gpu, &flow, "flow_coop", flow_smem as u32)?,
+            conv: Kernel::new(&gpu, &dec, "dec_conv", conv_smem as u32)?,
+            up: Kernel::new(&gpu, &dec, "dec_up", up_smem as u32)?,
+            rb: Kernel::new(&gpu, &dec, "dec_rb", rb_smem as u32)?,
+            post: Kernel::new(&gpu, &dec, "dec_post", post_smem as u32)?,
         };
         let t1 = Instant::now();
         let w = GpuWeights::upload(&gpu, weights, dims, f16)?;
@@ -300,6 +309,8 @@ impl GpuModel {
             dims: dims.clone(),
             f16,
             k,
+            pk: None,
+            pk_smem,
             w,
             geoms,
             bar,
@@ -803,14 +814,37 @@ impl GpuModel {
         Ok(())
     }
 
+    /// Compiles (or loads from the disk cache) the persistent engine's module: every stage
+    /// file and persistent.cu in one compilation unit, without the graph path's kernels.
+    pub fn persistent_kernels(&mut self) -> Result<&PersistentKernels, GpuError> {
+        if self.pk.is_none() {
+            let t0 = Instant::now();
+            let mut defs = compile::defines(&self.dims, self.f16);
+            defs.extend(super::persist::layout::defines(&self.dims));
+            defs.push(("HARK_PERSISTENT_MODULE".into(), "1".into()));
+            let (bin, cached) = compile::cubin(
+                "persistent",
+                &compile::persistent_file(),
+                &defs,
+                self.gpu.cc,
+            )?;
+            let m = self.gpu.load(bin)?;
+            let g = &self.gpu;
+            self.pk = Some(PersistentKernels {
+                persistent: Kernel::new(g, &m, "persistent", self.pk_smem)?,
+                barrier_probe: Kernel::new(g, &m, "barrier_probe", self.pk_smem)?,
+                compile_ms: t0.elapsed().as_secs_f64() * 1e3,
+                cached,
+            });
+        }
+        Ok(self.pk.as_ref().expect("just set"))
+    }
+
     /// Microseconds per grid barrier on the persistent kernel's grid: 2000 barriers in one
     /// cooperative launch, less an empty launch, timed with events.
-    pub fn grid_barrier_us(&self) -> Result<f64, GpuError> {
-        let k = self
-            .k
-            .barrier_probe
-            .as_ref()
-            .map_err(|e| GpuError::Driver(e.clone()))?;
+    pub fn grid_barrier_us(&mut self) -> Result<f64, GpuError> {
+        self.persistent_kernels()?;
+        let k = &self.pk.as_ref().expect("compiled").barrier_probe;
         let bar = self.gpu.alloc(64)?;
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let (a, b) = (

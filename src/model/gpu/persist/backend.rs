@@ -57,7 +57,17 @@ impl PersistentBackend {
             speculate: true,
             graph: Some(graph),
         };
-        let started = Session::start(&b.graph.as_ref().expect("graph").model);
+        let model = &mut b.graph.as_mut().expect("graph").model;
+        let started = model
+            .persistent_kernels()
+            .map(|pk| {
+                tracing::info!(
+                    "persistent CUDA kernel: module in {:.0} ms{}",
+                    pk.compile_ms,
+                    if pk.cached { " (from the cache)" } else { "" }
+                );
+            })
+            .and_then(|()| Session::start(model));
         match started {
             Ok(s) => {
                 b.session = Some(s);

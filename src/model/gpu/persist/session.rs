@@ -104,13 +104,17 @@ fn watchdog() -> Duration {
     Duration::from_millis(ms.max(10))
 }
 
+fn persistent_kernel(m: &GpuModel) -> Result<&crate::model::gpu::device::Kernel, GpuError> {
+    m.pk.as_ref()
+        .map(|pk| &pk.persistent)
+        .ok_or_else(|| GpuError::Unavailable("the persistent module is not compiled".into()))
+}
+
 impl Session {
-    /// Allocates the session's buffers and launches the kernel (the one host launch).
+    /// Allocates the session's buffers and launches the kernel (the one host launch); the
+    /// module must be compiled ([`GpuModel::persistent_kernels`]).
     pub fn start(m: &GpuModel) -> Result<Self, GpuError> {
-        let kernel =
-            m.k.persistent
-                .as_ref()
-                .map_err(|e| GpuError::Unavailable(format!("persistent kernel: {e}")))?;
+        let kernel = persistent_kernel(m)?;
         let d = &m.dims;
         if m.w.enc.len() > args::MAX_LAYERS || m.geoms.len() > args::MAX_STAGES {
             return Err(GpuError::Unavailable(
@@ -235,10 +239,7 @@ impl Session {
 
     /// Resets the control words and launches the kernel.
     fn launch(&mut self, m: &GpuModel) -> Result<(), GpuError> {
-        let kernel =
-            m.k.persistent
-                .as_ref()
-                .map_err(|e| GpuError::Driver(e.clone()))?;
+        let kernel = persistent_kernel(m)?;
         // SAFETY: the kernel is not running, so the area is the host's alone; it holds
         // `words` words and lives as long as the session.
         let sh = unsafe {
