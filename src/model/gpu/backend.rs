@@ -101,7 +101,7 @@ impl CudaBackend {
         }
         let st = &b.model.startup;
         tracing::info!(
-            "{} ready in {:.0} ms: kernels {:.0} ms ({} of 1 from the cache), weights {:.0} ms, warm-up {:.0} ms",
+            "{} ready in {:.0} ms: kernels {:.0} ms ({} of 4 from the cache), weights {:.0} ms, warm-up {:.0} ms",
             b.name(),
             t0.elapsed().as_secs_f64() * 1e3,
             st.compile_ms,
