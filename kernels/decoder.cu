@@ -89,7 +89,8 @@ dec_up(const float* x, int mean, int Lin, int cin, const wt_t* w, const float* b
 // x_{m+1} = x_m + conv_{d_m}(LeakyReLU(x_m)), each step over a window shrunk by its reach,
 // positions outside [0, L) held at zero as the reference's zero padding demands.
 // ws/bs: pointer tables, entry j * RB_ND + m. out: RB_N tensors [C, L] back to back.
-extern "C" __global__ void __launch_bounds__(NT)
+// Two blocks per SM (128 registers at most): the last stages have more blocks than SMs.
+extern "C" __global__ void __launch_bounds__(NT, 2)
 dec_rb(const float* x, int L, int C, const wt_t* const* ws, const float* const* bs, int tn,
        int hmax, float* out) {
     extern __shared__ float sm[];
@@ -163,4 +164,23 @@ dec_post(const float* rbs, int C, int L, const wt_t* w, const float* bias, int K
     for (int c = 0; c < C; ++c)
         for (int tap = 0; tap < K; ++tap) acc += ldw(w + c * K + tap) * sm[c * ld + threadIdx.x + tap];
     out[idx] = tanhf(acc);
+}
+
+// The convolution core alone, for its parity test (tests/gpu_parity.rs): y [rows, L] =
+// b + w * act(x), stride 1, dilation `dil`, "same" zero padding, act = LeakyReLU(slope)
+// unless slope == 1; one block per `tc` output columns, all rows.
+extern "C" __global__ void __launch_bounds__(NT)
+conv_probe(const float* x, int L, int cin, const wt_t* w, const float* b, int K, int dil,
+           float slope, float* y, int rows, int tc) {
+    extern __shared__ float sm[];
+    CONV_SCRATCH;
+    const int pad = dil * (K - 1) / 2, ld = tc + 2 * pad;
+    const int t0 = blockIdx.x * tc, nc = min(tc, L - t0);
+    for (int i = threadIdx.x; i < cin * ld; i += NT) {
+        int c = i / ld, t = t0 - pad + i % ld;
+        sm[i] = (t >= 0 && t < L) ? x[(size_t)c * L + t] : 0.f;
+    }
+    __syncthreads();
+    conv_smem(sm, ld, cin, w, b, K, dil, rows, nc,
+              [&](int r, int col, float v) { y[(size_t)r * L + t0 + col] = v; }, slope, wsm);
 }

@@ -37,6 +37,7 @@ __device__ __forceinline__ float prior_at(const Prior& pr, int c, int f, int tok
 
 #define FA_TC 8     // columns per gate item
 #define FB_TC 16    // columns per res/skip and post item
+#define FB_LD (FB_TC + 4)  // their row stride in shared memory: rows 2 apart land 8 banks apart
 #define GROUP 32    // gate channels per item (the in_layer rows are stored grouped, see weights.rs)
 // Flow pointer table, per coupling c (PyTorch index order): pre_w pre_b post_w post_b, then per
 // layer in_w in_b rs_w rs_b.
@@ -75,10 +76,10 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
             }
             for (int i = threadIdx.x; i < HALF * FB_TC; i += NT) {
                 int ch = i / FB_TC, j = i % FB_TC;
-                sm[i] = j < nc ? z[(size_t)phys(ch) * n + t0 + j] : 0.f;
+                sm[ch * FB_LD + j] = j < nc ? z[(size_t)phys(ch) * n + t0 + j] : 0.f;
             }
             __syncthreads();
-            conv_smem(sm, FB_TC, HALF, (const wt_t*)FP(c, 0), (const float*)FP(c, 1), 1, 1, H, nc,
+            conv_smem(sm, FB_LD, HALF, (const wt_t*)FP(c, 0), (const float*)FP(c, 1), 1, 1, H, nc,
                       [&](int r, int col, float v) { hA[(size_t)r * n + t0 + col] = v; }, 1.f, wsm);
         }
         grid_sync(bar);
@@ -121,10 +122,10 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
                 __syncthreads();
                 for (int i = threadIdx.x; i < H * FB_TC; i += NT) {
                     int ch = i / FB_TC, j = i % FB_TC;
-                    sm[i] = j < nc ? acts[(size_t)ch * n + t0 + j] : 0.f;
+                    sm[ch * FB_LD + j] = j < nc ? acts[(size_t)ch * n + t0 + j] : 0.f;
                 }
                 __syncthreads();
-                conv_smem(sm, FB_TC, H, (const wt_t*)FL(c, l, 2) + (size_t)r0 * H,
+                conv_smem(sm, FB_LD, H, (const wt_t*)FL(c, l, 2) + (size_t)r0 * H,
                           (const float*)FL(c, l, 3) + r0, 1, 1, 64, nc,
                           [&](int rr, int col, float v) {
                               int r = r0 + rr, t = t0 + col;
@@ -146,10 +147,10 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
             __syncthreads();
             for (int i = threadIdx.x; i < H * FB_TC; i += NT) {
                 int ch = i / FB_TC, j = i % FB_TC;
-                sm[i] = j < nc ? skip[(size_t)ch * n + t0 + j] : 0.f;
+                sm[ch * FB_LD + j] = j < nc ? skip[(size_t)ch * n + t0 + j] : 0.f;
             }
             __syncthreads();
-            conv_smem(sm, FB_TC, H, (const wt_t*)FP(c, 2), (const float*)FP(c, 3), 1, 1, HALF, nc,
+            conv_smem(sm, FB_LD, H, (const wt_t*)FP(c, 2), (const float*)FP(c, 3), 1, 1, HALF, nc,
                       [&](int r, int col, float v) { z[(size_t)phys(HALF + r) * n + t0 + col] -= v; },
                       1.f, wsm);
         }

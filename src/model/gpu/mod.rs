@@ -4,7 +4,8 @@
 //! panicking, and the engine falls back to the CPU reference.
 //!
 //! Precision: the front half (encoder, duration predictor) is f32; flow and decoder weights
-//! are f16 with f32 accumulation, or f32 when `HARK_CUDA_F32=1` (parity debugging).
+//! are f16, their convolutions run on tensor cores with activations rounded to f16 and f32
+//! accumulation; everything is f32 (FMA) when `HARK_CUDA_F32=1` (parity debugging).
 
 pub mod backend;
 pub mod compile;
@@ -38,4 +39,10 @@ impl From<cudarc::driver::DriverError> for GpuError {
 /// Whether the all-f32 parity mode is requested (`HARK_CUDA_F32=1`).
 pub fn f32_mode_requested() -> bool {
     std::env::var("HARK_CUDA_F32").is_ok_and(|v| v == "1")
+}
+
+/// Whether f16-weight convolutions run on tensor cores (`mma.sync`); `HARK_CUDA_MMA=0` keeps
+/// them on the f32 FMA path (to compare the two, or to rule the tensor-core path out).
+pub fn mma_enabled() -> bool {
+    std::env::var("HARK_CUDA_MMA").map_or(true, |v| v != "0")
 }

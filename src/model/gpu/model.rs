@@ -15,6 +15,8 @@ use std::time::Instant;
 const ATTN_SMEM: usize = 96 * 1024;
 /// Largest dynamic shared memory a resblock block may use.
 const RB_SMEM_MAX: usize = 200 * 1024;
+/// Dynamic shared memory of the convolution-core test kernel (`conv_probe`).
+const PROBE_SMEM: usize = 96 * 1024;
 
 pub struct Kernels {
     pub embed: Kernel,
@@ -26,6 +28,8 @@ pub struct Kernels {
     pub up: Kernel,
     pub rb: Kernel,
     pub post: Kernel,
+    /// The convolution core alone (parity tests only).
+    pub probe: Kernel,
 }
 
 /// Per-stage decoder geometry.
@@ -189,8 +193,9 @@ impl GpuModel {
         for _ in 1..d.flow_wn_layers {
             halo *= d.flow_dilation_rate.max(1);
         }
-        // flow.cu: gate items (FA_TC = 8 columns + halo, 64 rows) or 16-column tiles.
-        let flow_smem = (h * (8 + 2 * halo) + 2 * 32 * 8).max(h * 16) * fl;
+        // flow.cu: gate items (FA_TC = 8 columns + halo, 64 rows) or 16-column tiles stored
+        // with a row stride of 20 (FB_LD).
+        let flow_smem = (h * (8 + 2 * halo) + 2 * 32 * 8).max(h * 20) * fl;
         let conv_smem = d.inter_channels * (32 + d.dec_pre_kernel_size - 1) * fl;
         let up_smem = geoms
             .iter()
@@ -211,6 +216,7 @@ impl GpuModel {
             up: Kernel::new(&gpu, &dec, "dec_up", up_smem as u32)?,
             rb: Kernel::new(&gpu, &dec, "dec_rb", rb_smem as u32)?,
             post: Kernel::new(&gpu, &dec, "dec_post", post_smem as u32)?,
+            probe: Kernel::new(&gpu, &dec, "conv_probe", PROBE_SMEM as u32)?,
         };
         let t1 = Instant::now();
         let w = GpuWeights::upload(&gpu, weights, dims, f16)?;
@@ -781,6 +787,59 @@ impl GpuModel {
         self.launch_flow(0, n, false)?;
         self.gpu
             .dtoh_sync(p(&self.win.z), self.dims.inter_channels * n)
+    }
+
+    /// Test entry for the convolution core (`conv_probe`): y [rows, l] = b + w ⊛ act(x) with
+    /// x [cin, l], w [rows, cin, k] (stored f16 in the f16 mode), dilation `dil`, "same" zero
+    /// padding, act = LeakyReLU(slope) unless slope is 1, `tc` output columns per block.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv_host(
+        &mut self,
+        x: &[f32],
+        cin: usize,
+        w: &[f32],
+        b: &[f32],
+        k: usize,
+        dil: usize,
+        slope: f32,
+        tc: usize,
+    ) -> Result<Vec<f32>, GpuError> {
+        let l = x.len() / cin;
+        let rows = b.len();
+        let smem = cin * (tc + dil * (k - 1)) * 4;
+        if w.len() != rows * cin * k || x.len() != cin * l || smem > PROBE_SMEM || tc == 0 {
+            return Err(GpuError::Driver("conv_host: bad shapes".into()));
+        }
+        let g = &self.gpu;
+        let wd = if self.f16 {
+            let h: Vec<u16> = w
+                .iter()
+                .map(|&v| half::f16::from_f32(v).to_bits())
+                .collect();
+            g.upload(&h)?
+        } else {
+            g.upload(w)?
+        };
+        let (xd, bd, yd) = (g.upload(x)?, g.upload(b)?, g.alloc(rows * l * 4)?);
+        let dims = self.k.probe.grid(l.div_ceil(tc), 1).with_smem(smem as u32);
+        g.launch(
+            &self.k.probe,
+            dims,
+            &[
+                Arg::P(xd.ptr),
+                Arg::I(l as i32),
+                Arg::I(cin as i32),
+                Arg::P(wd.ptr),
+                Arg::P(bd.ptr),
+                Arg::I(k as i32),
+                Arg::I(dil as i32),
+                Arg::F(slope),
+                Arg::P(yd.ptr),
+                Arg::I(rows as i32),
+                Arg::I(tc as i32),
+            ],
+        )?;
+        g.dtoh_sync(yd.ptr, rows * l)
     }
 
     /// Test entry: decoder on z [C, n] given on the host → n · hop samples.
