@@ -370,11 +370,12 @@ __device__ __forceinline__ void conv_smem(const float* xs, int ld, int cin, cons
     } else
 #endif
     {
-    // Few rows and many columns (the last decoder stage): a 32 x 64 tile keeps every thread busy.
-    if (rows <= 32 && ncols >= 64) conv_tile<64, 2, 4, 32>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-    else if (ncols >= 32) conv_tile<32, 4, 2, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-    else if (ncols >= 16) conv_tile<16, 4, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-    else if (ncols >= 8) conv_tile<8, 2, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-    else conv_tile<4, 1, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+        // f32 weights (front half, HARK_CUDA_F32=1) or no tensor cores: FMA tiles. Few rows
+        // and many columns (the last decoder stage): a 32 x 64 tile keeps every thread busy.
+        if (rows <= 32 && ncols >= 64) conv_tile<64, 2, 4, 32>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+        else if (ncols >= 32) conv_tile<32, 4, 2, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+        else if (ncols >= 16) conv_tile<16, 4, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+        else if (ncols >= 8) conv_tile<8, 2, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+        else conv_tile<4, 1, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
     }
 }
