@@ -222,24 +222,108 @@ struct KWalk {
     }
 };
 
+// B fragment registers of one n tile: act(x) at the thread's four k rows, rounded to f16.
+// With MMA_SPLIT_ACT (the flow) each value is also kept as the f16 of its rounding error
+// (hi + lo carries ~22 bits), so a second mma adds what the first one lost.
+__device__ __forceinline__ void b_frag(const float* xc, int oa, int oa1, int ob, int ob1,
+                                       float slope, unsigned* b) {
+    float v[4] = {xc[oa], xc[oa1], xc[ob], xc[ob1]};
+    if (slope != 1.f) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v[i] = lrelu(v[i], slope);
+    }
+    b[0] = pack_f16x2(v[0], v[1]);
+    b[1] = pack_f16x2(v[2], v[3]);
+#ifdef MMA_SPLIT_ACT
+    float r[4];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        unsigned short lo16, hi16;
+        asm("mov.b32 {%0, %1}, %2;" : "=h"(lo16), "=h"(hi16) : "r"(b[i]));
+        float fl, fh;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(fl) : "h"(lo16));
+        asm("cvt.f32.f16 %0, %1;" : "=f"(fh) : "h"(hi16));
+        r[2 * i] = v[2 * i] - fl;
+        r[2 * i + 1] = v[2 * i + 1] - fh;
+    }
+    b[2] = pack_f16x2(r[0], r[1]);
+    b[3] = pack_f16x2(r[2], r[3]);
+#endif
+}
+#ifdef MMA_SPLIT_ACT
+#define B_REGS 4
+#else
+#define B_REGS 2
+#endif
+
+// acc += the GEMM over k steps [s0, s1) for this thread's fragments (see conv_mma).
+template <int MT, int NT8>
+__device__ __forceinline__ void mma_ksteps(float (*acc)[NT8][4], int s0, int s1, const float* xs,
+                                           int ld, int K, int dil, float slope,
+                                           const unsigned* w32, const int (*wr)[2],
+                                           const int* col, int t) {
+    constexpr int U = MT == 1 ? 4 : 2;  // k steps whose weight loads are issued together
+    const int q16 = 16 / K, r16 = 16 - q16 * K;
+    KWalk ka, kb;  // fragment rows 2t, 2t+1 and 2t+8, 2t+9 of the current step
+    ka.start(s0 * 16 + 2 * t, K);
+    kb.start(s0 * 16 + 2 * t + 8, K);
+    for (int s = s0; s < s1; s += U) {
+        unsigned a[U][MT][4];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (s + u < s1) {
+#pragma unroll
+                for (int mt = 0; mt < MT; ++mt) {
+                    int e = (s + u) * 8;
+                    a[u][mt][0] = __ldg(w32 + wr[mt][0] + e);
+                    a[u][mt][1] = __ldg(w32 + wr[mt][1] + e);
+                    a[u][mt][2] = __ldg(w32 + wr[mt][0] + e + 4);
+                    a[u][mt][3] = __ldg(w32 + wr[mt][1] + e + 4);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (s + u < s1) {
+                const int oa = ka.off(ld, dil), oa1 = ka.next(ld, dil, K);
+                const int ob = kb.off(ld, dil), ob1 = kb.next(ld, dil, K);
+#pragma unroll
+                for (int nt = 0; nt < NT8; ++nt) {
+                    unsigned b[B_REGS];
+                    b_frag(xs + col[nt], oa, oa1, ob, ob1, slope, b);
+#pragma unroll
+                    for (int mt = 0; mt < MT; ++mt) {
+                        mma_f16_16816(acc[mt][nt], a[u][mt], b[0], b[1]);
+#ifdef MMA_SPLIT_ACT
+                        mma_f16_16816(acc[mt][nt], a[u][mt], b[2], b[3]);
+#endif
+                    }
+                }
+                ka.step(q16, r16, K);
+                kb.step(q16, r16, K);
+            }
+        }
+    }
+}
+
+// The k range is always summed as two halves added at the end, whichever tile a call takes
+// (tiles of fewer than 8 warps give each half to its own warp): an output's value then does
+// not depend on the tile, so a chunk of a window equals the same frames of the whole.
 template <int WM, int WN, int MT, int NT8, typename F>
 __device__ __forceinline__ void conv_mma(const float* xs, int ld, int cin, const half_t* w,
                                          const float* bias, int K, int dil, int rows, int ncols,
                                          F& f, float slope, float* wsm) {
     constexpr int KS = NWARP / (WM * WN), BM = WM * MT * 16, BN = WN * NT8 * 8;
-    static_assert(KS >= 1 && KS * WM * WN == NWARP, "warp grid");
+    static_assert(KS == 1 || KS == 2, "warp grid");
+    static_assert(KS * WM * WN == NWARP, "warp grid");
     static_assert(KS == 1 || (WM * WN * MT * NT8 * 4 * 32 <= CONV_RB * (CONV_KC + 1)), "k-split scratch");
-    constexpr int U = MT == 1 ? 4 : 2;  // k steps whose weight loads are issued together
     const int wid = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int ks = wid / (WM * WN), wm = wid % WM, wn = (wid / WM) % WN;
-    const int KK = cin * K, nsteps = KK / 16;
-    const int s0 = KS == 1 ? 0 : ks * ((nsteps + KS - 1) / KS);
-    const int s1 = KS == 1 ? nsteps : min(nsteps, s0 + (nsteps + KS - 1) / KS);
-    const int q16 = 16 / K, r16 = 16 - q16 * K;
+    const int KK = cin * K, nsteps = KK / 16, half = (nsteps + 1) / 2;
     const unsigned* w32 = (const unsigned*)w;
     for (int r0 = 0; r0 < rows; r0 += BM) {
         for (int c0 = 0; c0 < ncols; c0 += BN) {
-            float acc[MT][NT8][4];
+            float acc[MT][NT8][4], acc2[MT][NT8][4];
             // 32-bit word offsets of this thread's two fragment rows per m tile.
             int wr[MT][2];
 #pragma unroll
@@ -252,55 +336,18 @@ __device__ __forceinline__ void conv_mma(const float* xs, int ld, int cin, const
 #pragma unroll
                 for (int nt = 0; nt < NT8; ++nt)
 #pragma unroll
-                    for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.f;
+                    for (int i = 0; i < 4; ++i) acc[mt][nt][i] = acc2[mt][nt][i] = 0.f;
             }
             int col[NT8];
 #pragma unroll
             for (int nt = 0; nt < NT8; ++nt) col[nt] = min(c0 + (wn * NT8 + nt) * 8 + g, ncols - 1);
-            KWalk ka, kb;  // fragment rows 2t, 2t+1 and 2t+8, 2t+9 of the current step
-            ka.start(s0 * 16 + 2 * t, K);
-            kb.start(s0 * 16 + 2 * t + 8, K);
-            for (int s = s0; s < s1; s += U) {
-                unsigned a[U][MT][4];
-#pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    if (s + u < s1) {
-#pragma unroll
-                        for (int mt = 0; mt < MT; ++mt) {
-                            int e = (s + u) * 8;
-                            a[u][mt][0] = __ldg(w32 + wr[mt][0] + e);
-                            a[u][mt][1] = __ldg(w32 + wr[mt][1] + e);
-                            a[u][mt][2] = __ldg(w32 + wr[mt][0] + e + 4);
-                            a[u][mt][3] = __ldg(w32 + wr[mt][1] + e + 4);
-                        }
-                    }
-                }
-#pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    if (s + u < s1) {
-                        const int oa = ka.off(ld, dil), oa1 = ka.next(ld, dil, K);
-                        const int ob = kb.off(ld, dil), ob1 = kb.next(ld, dil, K);
-#pragma unroll
-                        for (int nt = 0; nt < NT8; ++nt) {
-                            const float* xc = xs + col[nt];
-                            float v0 = xc[oa], v1 = xc[oa1], v2 = xc[ob], v3 = xc[ob1];
-                            if (slope != 1.f) {
-                                v0 = lrelu(v0, slope);
-                                v1 = lrelu(v1, slope);
-                                v2 = lrelu(v2, slope);
-                                v3 = lrelu(v3, slope);
-                            }
-                            unsigned b0 = pack_f16x2(v0, v1), b1 = pack_f16x2(v2, v3);
-#pragma unroll
-                            for (int mt = 0; mt < MT; ++mt) mma_f16_16816(acc[mt][nt], a[u][mt], b0, b1);
-                        }
-                        ka.step(q16, r16, K);
-                        kb.step(q16, r16, K);
-                    }
-                }
-            }
-            if (KS > 1) {
-                // Warps of k-half 1 leave their sums in wsm for the matching warps of half 0.
+            if (KS == 1) {
+                mma_ksteps<MT, NT8>(acc, 0, half, xs, ld, K, dil, slope, w32, wr, col, t);
+                mma_ksteps<MT, NT8>(acc2, half, nsteps, xs, ld, K, dil, slope, w32, wr, col, t);
+            } else {
+                // Warps of the second half leave their sums in wsm for the first half's.
+                mma_ksteps<MT, NT8>(acc, ks * half, ks ? nsteps : half, xs, ld, K, dil, slope, w32,
+                                    wr, col, t);
                 __syncthreads();
                 if (ks == 1) {
 #pragma unroll
@@ -312,6 +359,15 @@ __device__ __forceinline__ void conv_mma(const float* xs, int ld, int cin, const
                                 wsm[((((wid % (WM * WN)) * MT + mt) * NT8 + nt) * 4 + i) * 32 + lane] = acc[mt][nt][i];
                 }
                 __syncthreads();
+                if (ks == 0) {
+#pragma unroll
+                    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+                        for (int nt = 0; nt < NT8; ++nt)
+#pragma unroll
+                            for (int i = 0; i < 4; ++i)
+                                acc2[mt][nt][i] = wsm[((((wid % (WM * WN)) * MT + mt) * NT8 + nt) * 4 + i) * 32 + lane];
+                }
             }
             if (ks == 0) {
 #pragma unroll
@@ -320,10 +376,9 @@ __device__ __forceinline__ void conv_mma(const float* xs, int ld, int cin, const
                     for (int nt = 0; nt < NT8; ++nt) {
 #pragma unroll
                         for (int i = 0; i < 4; ++i) {
-                            float v = acc[mt][nt][i];
-                            if (KS > 1) v += wsm[((((wid % (WM * WN)) * MT + mt) * NT8 + nt) * 4 + i) * 32 + lane];
                             int r = r0 + (wm * MT + mt) * 16 + g + (i >= 2 ? 8 : 0);
                             int c = c0 + (wn * NT8 + nt) * 8 + 2 * t + (i & 1);
+                            float v = acc[mt][nt][i] + acc2[mt][nt][i];
                             if (r < rows && c < ncols) f(r, c, v + (bias ? bias[r] : 0.f));
                         }
                     }
@@ -333,6 +388,15 @@ __device__ __forceinline__ void conv_mma(const float* xs, int ld, int cin, const
         }
     }
 }
+
+// Body of the convolution core's test kernels (decoder.cu, flow.cu: each module compiles
+// the core with its own precision options): y [rows, L] = b + w * act(x), stride 1,
+// dilation `dil`, "same" zero padding, act = LeakyReLU(slope) unless slope == 1; one block
+// per `tc` output columns, all rows. Declared after conv_smem below.
+template <typename W>
+__device__ void conv_probe_body(const float* x, int L, int cin, const W* w, const float* b,
+                                int K, int dil, float slope, float* y, int rows, int tc,
+                                float* sm, float* wsm);
 
 // Channel counts the tensor-core path does not take (none in the supported voices): one FMA
 // tile shape, out of line so that it does not raise the callers' register count.
@@ -378,4 +442,19 @@ __device__ __forceinline__ void conv_smem(const float* xs, int ld, int cin, cons
         else if (ncols >= 8) conv_tile<8, 2, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
         else conv_tile<4, 1, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
     }
+}
+
+template <typename W>
+__device__ void conv_probe_body(const float* x, int L, int cin, const W* w, const float* b,
+                                int K, int dil, float slope, float* y, int rows, int tc,
+                                float* sm, float* wsm) {
+    const int pad = dil * (K - 1) / 2, ld = tc + 2 * pad;
+    const int t0 = blockIdx.x * tc, nc = min(tc, L - t0);
+    for (int i = threadIdx.x; i < cin * ld; i += NT) {
+        int c = i / ld, t = t0 - pad + i % ld;
+        sm[i] = (t >= 0 && t < L) ? x[(size_t)c * L + t] : 0.f;
+    }
+    __syncthreads();
+    conv_smem(sm, ld, cin, w, b, K, dil, rows, nc,
+              [&](int r, int col, float v) { y[(size_t)r * L + t0 + col] = v; }, slope, wsm);
 }

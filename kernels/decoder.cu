@@ -166,21 +166,11 @@ dec_post(const float* rbs, int C, int L, const wt_t* w, const float* bias, int K
     out[idx] = tanhf(acc);
 }
 
-// The convolution core alone, for its parity test (tests/gpu_parity.rs): y [rows, L] =
-// b + w * act(x), stride 1, dilation `dil`, "same" zero padding, act = LeakyReLU(slope)
-// unless slope == 1; one block per `tc` output columns, all rows.
+// The convolution core alone as this module compiles it, for its parity test.
 extern "C" __global__ void __launch_bounds__(NT)
 conv_probe(const float* x, int L, int cin, const wt_t* w, const float* b, int K, int dil,
            float slope, float* y, int rows, int tc) {
     extern __shared__ float sm[];
     CONV_SCRATCH;
-    const int pad = dil * (K - 1) / 2, ld = tc + 2 * pad;
-    const int t0 = blockIdx.x * tc, nc = min(tc, L - t0);
-    for (int i = threadIdx.x; i < cin * ld; i += NT) {
-        int c = i / ld, t = t0 - pad + i % ld;
-        sm[i] = (t >= 0 && t < L) ? x[(size_t)c * L + t] : 0.f;
-    }
-    __syncthreads();
-    conv_smem(sm, ld, cin, w, b, K, dil, rows, nc,
-              [&](int r, int col, float v) { y[(size_t)r * L + t0 + col] = v; }, slope, wsm);
+    conv_probe_body(x, L, cin, w, b, K, dil, slope, y, rows, tc, sm, wsm);
 }

@@ -4,7 +4,11 @@
 // coupling, layer 0 builds z_p itself from m_p, logs_p, the frame offsets and the prior noise
 // (d): expansion + noise + z_p are never materialised separately.
 // Flips are not done: `parity` says whether logical channel i is physical channel CI-1-i.
-// Defines: H (WaveNet hidden), CI, WN_K, WN_L, WN_RATE, WN_TN.
+// Defines: H (WaveNet hidden), CI, WN_K, WN_L, WN_RATE, WN_TN; HARK_MMA_FLOW_SPLIT: the
+// tensor-core convs here keep each activation as two f16 (value and rounding error).
+#ifdef HARK_MMA_FLOW_SPLIT
+#define MMA_SPLIT_ACT
+#endif
 #include "common.cuh"
 
 #define HALF (CI / 2)
@@ -156,4 +160,14 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
         }
         grid_sync(bar);
     }
+}
+
+// The convolution core alone as this module compiles it (activations split or not), for
+// its parity test.
+extern "C" __global__ void __launch_bounds__(NT)
+flow_conv_probe(const float* x, int L, int cin, const wt_t* w, const float* b, int K, int dil,
+                float slope, float* y, int rows, int tc) {
+    extern __shared__ float sm[];
+    CONV_SCRATCH;
+    conv_probe_body(x, L, cin, w, b, K, dil, slope, y, rows, tc, sm, wsm);
 }

@@ -167,14 +167,22 @@ fn conv_core_matches_cpu() {
         ("cin 24 (FMA path)", 24, 40, 3, 2, 0.1, 50, 16),
     ];
     let quick = std::env::var_os("HARK_PARITY_QUICK").is_some();
-    for (what, cin, rows, k, dil, slope, l, tc) in cases {
+    let mode = hark::model::gpu::mma_mode();
+    // The decoder's core, then the flow's (with split activations in mode 2).
+    for (flow, (what, cin, rows, k, dil, slope, l, tc)) in cases
+        .iter()
+        .map(|&c| (false, c))
+        .chain(cases.iter().map(|&c| (true, c)))
+    {
         // Two blocks per case under the sanitizer.
         let l = if quick { l.min(tc + 5) } else { l };
         let x = rand_vec(&mut rng, cin * l, 2.0);
         let wt = rand_vec(&mut rng, rows * cin * k, 1.7 / ((cin * k) as f32).sqrt());
         let b = rand_vec(&mut rng, rows, 0.1);
         let t0 = Instant::now();
-        let got = g.conv_host(&x, cin, &wt, &b, k, dil, slope, tc).unwrap();
+        let got = g
+            .conv_host(flow, &x, cin, &wt, &b, k, dil, slope, tc)
+            .unwrap();
         let gpu_ms = ms(t0);
         let conv = |x: Vec<f32>, wt: Vec<f32>, slope: Option<f32>| {
             ops::conv1d_fused(
@@ -192,8 +200,9 @@ fn conv_core_matches_cpu() {
         let act = if slope == 1.0 { None } else { Some(slope) };
         let plain = conv(x.clone(), wt.clone(), act);
         let cpu_ms = ms(t1);
-        let tensor_cores = f16 && hark::model::gpu::mma_enabled() && cin % 16 == 0;
-        let exact = if tensor_cores {
+        let tensor_cores = f16 && mode > 0 && cin % 16 == 0;
+        let split = tensor_cores && flow && mode == 2;
+        let exact = if tensor_cores && !split {
             let a: Vec<f32> = x
                 .iter()
                 .map(|&v| if v < 0.0 { v * slope } else { v })
@@ -204,17 +213,22 @@ fn conv_core_matches_cpu() {
         } else {
             plain.clone()
         };
-        let path = if tensor_cores { "mma" } else { "fma" };
+        let path = match (tensor_cores, split) {
+            (false, _) => "fma",
+            (true, false) => "mma",
+            (true, true) => "mma, split x",
+        };
+        let core = if flow { "flow" } else { "dec" };
         // Tensor cores add inside one mma with truncation, not f32 rounding: a little looser.
         report(
-            &format!("conv {what} [{path}] vs same inputs"),
+            &format!("{core} conv {what} [{path}] vs same inputs"),
             rel_l2(&got, &exact),
             if tensor_cores { 1e-4 } else { 1e-5 },
             gpu_ms,
             cpu_ms,
         );
         report(
-            &format!("conv {what} [{path}] vs f32"),
+            &format!("{core} conv {what} [{path}] vs f32"),
             rel_l2(&got, &plain),
             back_tol(),
             0.0,

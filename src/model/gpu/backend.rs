@@ -77,7 +77,10 @@ impl CudaBackend {
             model,
         };
         let t1 = std::time::Instant::now();
-        b.warm_up()?;
+        // HARK_CUDA_WARMUP=0 skips it: under compute-sanitizer every launch is slow.
+        if std::env::var("HARK_CUDA_WARMUP").map_or(true, |v| v != "0") {
+            b.warm_up()?;
+        }
         let st = &b.model.startup;
         tracing::info!(
             "{} ready in {:.0} ms: kernels {:.0} ms ({} of 4 from the cache), weights {:.0} ms, warm-up {:.0} ms",

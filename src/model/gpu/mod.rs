@@ -41,8 +41,18 @@ pub fn f32_mode_requested() -> bool {
     std::env::var("HARK_CUDA_F32").is_ok_and(|v| v == "1")
 }
 
-/// Whether f16-weight convolutions run on tensor cores (`mma.sync`); `HARK_CUDA_MMA=0` keeps
-/// them on the f32 FMA path (to compare the two, or to rule the tensor-core path out).
+/// How f16-weight convolutions run, from `HARK_CUDA_MMA`: 0 on the f32 FMA path; 1 on tensor
+/// cores (`mma.sync`) with activations rounded to f16; 2 (the default) the same, except that
+/// the flow keeps each activation as two f16 (value and rounding error) for f32-like inputs.
+pub fn mma_mode() -> u8 {
+    match std::env::var("HARK_CUDA_MMA").as_deref() {
+        Ok("0") => 0,
+        Ok("1") => 1,
+        _ => 2,
+    }
+}
+
+/// Whether f16-weight convolutions run on tensor cores (see [`mma_mode`]).
 pub fn mma_enabled() -> bool {
-    std::env::var("HARK_CUDA_MMA").map_or(true, |v| v != "0")
+    mma_mode() > 0
 }

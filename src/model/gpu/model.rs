@@ -28,8 +28,9 @@ pub struct Kernels {
     pub up: Kernel,
     pub rb: Kernel,
     pub post: Kernel,
-    /// The convolution core alone (parity tests only).
+    /// The convolution core alone as the decoder and the flow compile it (parity tests only).
     pub probe: Kernel,
+    pub flow_probe: Kernel,
 }
 
 /// Per-stage decoder geometry.
@@ -238,6 +239,7 @@ impl GpuModel {
             rb: Kernel::new(&gpu, &dec, "dec_rb", rb_smem as u32)?,
             post: Kernel::new(&gpu, &dec, "dec_post", post_smem as u32)?,
             probe: Kernel::new(&gpu, &dec, "conv_probe", PROBE_SMEM as u32)?,
+            flow_probe: Kernel::new(&gpu, &flow, "flow_conv_probe", PROBE_SMEM as u32)?,
         };
         let t1 = Instant::now();
         let w = GpuWeights::upload(&gpu, weights, dims, f16)?;
@@ -810,12 +812,14 @@ impl GpuModel {
             .dtoh_sync(p(&self.win.z), self.dims.inter_channels * n)
     }
 
-    /// Test entry for the convolution core (`conv_probe`): y [rows, l] = b + w ⊛ act(x) with
-    /// x [cin, l], w [rows, cin, k] (stored f16 in the f16 mode), dilation `dil`, "same" zero
-    /// padding, act = LeakyReLU(slope) unless slope is 1, `tc` output columns per block.
+    /// Test entry for the convolution core (`conv_probe`, or `flow_conv_probe` with `flow`):
+    /// y [rows, l] = b + w ⊛ act(x) with x [cin, l], w [rows, cin, k] (stored f16 in the f16
+    /// mode), dilation `dil`, "same" zero padding, act = LeakyReLU(slope) unless slope is 1,
+    /// `tc` output columns per block.
     #[allow(clippy::too_many_arguments)]
     pub fn conv_host(
         &mut self,
+        flow: bool,
         x: &[f32],
         cin: usize,
         w: &[f32],
@@ -842,9 +846,14 @@ impl GpuModel {
             g.upload(w)?
         };
         let (xd, bd, yd) = (g.upload(x)?, g.upload(b)?, g.alloc(rows * l * 4)?);
-        let dims = self.k.probe.grid(l.div_ceil(tc), 1).with_smem(smem as u32);
+        let probe = if flow {
+            &self.k.flow_probe
+        } else {
+            &self.k.probe
+        };
+        let dims = probe.grid(l.div_ceil(tc), 1).with_smem(smem as u32);
         g.launch(
-            &self.k.probe,
+            probe,
             dims,
             &[
                 Arg::P(xd.ptr),
