@@ -458,3 +458,13 @@ __device__ void conv_probe_body(const float* x, int L, int cin, const W* w, cons
     conv_smem(sm, ld, cin, w, b, K, dil, rows, nc,
               [&](int r, int col, float v) { y[(size_t)r * L + t0 + col] = v; }, slope, wsm);
 }
+
+// A module's test kernel for the core: the same body, compiled with that module's options.
+#define CONV_PROBE_KERNEL(name)                                                                \
+    extern "C" __global__ void __launch_bounds__(NT)                                           \
+    name(const float* x, int L, int cin, const wt_t* w, const float* b, int K, int dil,        \
+         float slope, float* y, int rows, int tc) {                                            \
+        extern __shared__ float sm[];                                                          \
+        CONV_SCRATCH;                                                                          \
+        conv_probe_body(x, L, cin, w, b, K, dil, slope, y, rows, tc, sm, wsm);                 \
+    }

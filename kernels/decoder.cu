@@ -167,10 +167,4 @@ dec_post(const float* rbs, int C, int L, const wt_t* w, const float* bias, int K
 }
 
 // The convolution core alone as this module compiles it, for its parity test.
-extern "C" __global__ void __launch_bounds__(NT)
-conv_probe(const float* x, int L, int cin, const wt_t* w, const float* b, int K, int dil,
-           float slope, float* y, int rows, int tc) {
-    extern __shared__ float sm[];
-    CONV_SCRATCH;
-    conv_probe_body(x, L, cin, w, b, K, dil, slope, y, rows, tc, sm, wsm);
-}
+CONV_PROBE_KERNEL(conv_probe)

@@ -164,10 +164,4 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
 
 // The convolution core alone as this module compiles it (activations split or not), for
 // its parity test.
-extern "C" __global__ void __launch_bounds__(NT)
-flow_conv_probe(const float* x, int L, int cin, const wt_t* w, const float* b, int K, int dil,
-                float slope, float* y, int rows, int tc) {
-    extern __shared__ float sm[];
-    CONV_SCRATCH;
-    conv_probe_body(x, L, cin, w, b, K, dil, slope, y, rows, tc, sm, wsm);
-}
+CONV_PROBE_KERNEL(flow_conv_probe)
