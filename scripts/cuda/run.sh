@@ -43,6 +43,12 @@ for step in ${STEPS:-parity speak}; do
     echo "== bench"
     if [ -n "$ONNX" ]; then ORT="--onnx $ONNX --python python3"; else ORT=--no-ort; fi
     timeout 150 bin/hark bench --backend cuda $ORT --plot "$OUT/bench.svg" ;;
+  ab)
+    # The same benchmark with the convs on the FMA path (0) and with f16 flow activations (1).
+    for m in 0 1; do
+      echo "== bench HARK_CUDA_MMA=$m"
+      HARK_CUDA_MMA=$m timeout 100 bin/hark bench --backend cuda --no-ort --cpu-runs 0
+    done ;;
   sanitize)
     # The whole pipeline is `hark speak` on a short sentence without the warm-up utterance:
     # front half, prior, windows through captured graphs, copies.
