@@ -18,3 +18,5 @@ cargo fmt --all --check
 cargo clippy --locked --all-targets -- -D warnings
 echo "== tests"
 cargo test --locked --all-targets
+echo "== app end-to-end"
+scripts/e2e.sh

@@ -1,0 +1,447 @@
+//! The adapter between the app and the speech engine: starts it off the main thread, turns the
+//! app's settings into engine settings, and turns engine events into UI status. Swapping the
+//! stand-in (`crate::speech`) for the streaming engine is a change to this file only.
+
+use crate::events;
+use crate::managers::history::{HistoryManager, Source};
+use crate::settings::{BackendPref, Settings};
+use crate::speech::{self, Engine, Event, Events, Mode};
+use hark::engine::{BackendChoice, EngineError};
+use hark::model::Scales;
+use hark::voice::{Voice, VoiceError};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tauri::{AppHandle, Manager};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Starting,
+    Ready,
+    Speaking,
+    Paused,
+    /// No voice installed: the UI shows onboarding.
+    NoVoice,
+    /// The audio device could not be opened; the app keeps running.
+    NoAudio,
+    Error,
+}
+
+/// What the status panel shows. Never holds the user's text.
+#[derive(Clone, Debug, Serialize)]
+pub struct Status {
+    pub state: State,
+    pub message: Option<String>,
+    pub voice: Option<String>,
+    pub backend: Option<String>,
+    /// The GPU's name when this build has a GPU backend and found one.
+    pub gpu: Option<String>,
+    pub onset_ms: Option<f64>,
+    pub rtf: Option<f64>,
+    pub queue_depth: usize,
+}
+
+/// The clause being spoken with a little context either side (never the whole text: a 10 MB
+/// clipboard must not be pushed into the webview).
+#[derive(Clone, Debug, Serialize)]
+pub struct Speaking {
+    pub id: u64,
+    pub source: Source,
+    pub before: String,
+    pub current: String,
+    pub after: String,
+    pub done: bool,
+}
+
+const CONTEXT_CHARS: usize = 240;
+const CURRENT_MAX_CHARS: usize = 1200;
+
+struct Utterance {
+    text: Arc<str>,
+    source: Source,
+}
+
+pub struct EngineManager {
+    app: AppHandle,
+    engine: Mutex<Option<Arc<Engine>>>,
+    status: Mutex<Status>,
+    utterances: Mutex<HashMap<u64, Utterance>>,
+    voice_scales: Mutex<Option<Scales>>,
+    /// Bumped by every (re)start so a replaced engine's late events are ignored.
+    generation: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl EngineManager {
+    pub fn new(app: AppHandle) -> Self {
+        Self {
+            app,
+            engine: Mutex::new(None),
+            status: Mutex::new(Status {
+                state: State::Starting,
+                message: None,
+                voice: None,
+                backend: None,
+                gpu: None,
+                onset_ms: None,
+                rtf: None,
+                queue_depth: 0,
+            }),
+            utterances: Mutex::new(HashMap::new()),
+            voice_scales: Mutex::new(None),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        lock(&self.status).clone()
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Status)) {
+        let s = {
+            let mut st = lock(&self.status);
+            f(&mut st);
+            st.clone()
+        };
+        events::status(&self.app, &s);
+    }
+
+    /// (Re)starts the engine on a worker thread: loading a voice and opening the device take
+    /// time, and the UI must stay responsive.
+    pub fn start(&self, settings: &Settings) {
+        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        let old = lock(&self.engine).take();
+        self.update(|s| {
+            s.state = State::Starting;
+            s.message = None;
+        });
+        let app = self.app.clone();
+        let settings = settings.clone();
+        let spawned = std::thread::Builder::new()
+            .name("hark-engine-start".into())
+            .spawn(move || {
+                // Dropping the old engine joins its thread: do it here, not on the UI thread.
+                drop(old);
+                let me = app.state::<EngineManager>();
+                me.run(generation, &settings);
+            });
+        if let Err(e) = spawned {
+            self.update(|s| {
+                s.state = State::Error;
+                s.message = Some(format!("Cannot start the speech engine: {e}"));
+            });
+        }
+    }
+
+    fn run(&self, generation: u64, settings: &Settings) {
+        let voice = match load_voice(settings.voice.as_deref()) {
+            Ok((v, note)) => {
+                if let Some(n) = note {
+                    events::notice(&self.app, events::Level::Warning, &n);
+                }
+                v
+            }
+            Err(VoiceError::NoVoices { .. }) => {
+                return self.update(|s| {
+                    s.state = State::NoVoice;
+                    s.voice = None;
+                    s.message = Some("No voice is installed yet.".into());
+                });
+            }
+            Err(e) => {
+                return self.update(|s| {
+                    s.state = State::Error;
+                    s.message = Some(e.to_string());
+                });
+            }
+        };
+        let voice_name = voice
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        let scales: Scales = voice.config.inference.into();
+        *lock(&self.voice_scales) = Some(scales);
+        let engine_settings = self.engine_settings(settings);
+        let started = match Engine::start(voice, backend_choice(settings.backend), engine_settings) {
+            Err(EngineError::CudaUnavailable) => {
+                events::notice(
+                    &self.app,
+                    events::Level::Warning,
+                    "The GPU backend is not available in this build; using the CPU.",
+                );
+                // The voice was moved into the failed start: load it again for the CPU.
+                load_voice(settings.voice.as_deref())
+                    .map_err(|e| EngineError::Sink(e.to_string()))
+                    .and_then(|(v, _)| Engine::start(v, BackendChoice::Cpu, engine_settings))
+            }
+            other => other,
+        };
+        if self.generation.load(Ordering::Acquire) != generation {
+            return;
+        }
+        let (engine, events) = match started {
+            Ok(pair) => pair,
+            Err(e) => {
+                return self.update(|s| {
+                    s.state = State::NoAudio;
+                    s.voice = voice_name.clone();
+                    s.message = Some(format!(
+                        "Speech is off: {e}. Hark keeps running; connect an audio device and choose Retry."
+                    ));
+                });
+            }
+        };
+        let backend = engine.backend().to_string();
+        *lock(&self.engine) = Some(Arc::new(engine));
+        self.update(|s| {
+            s.state = State::Ready;
+            s.message = None;
+            s.voice = voice_name.clone();
+            s.backend = Some(backend.clone());
+        });
+        self.forward(generation, events);
+    }
+
+    /// Turns engine events into status, the highlighted clause and history updates.
+    fn forward(&self, generation: u64, mut rx: Events) {
+        while let Some(ev) = rx.blocking_recv() {
+            if self.generation.load(Ordering::Acquire) != generation {
+                break;
+            }
+            match ev {
+                Event::Started { .. } => self.update(|s| {
+                    if s.state != State::Paused {
+                        s.state = State::Speaking;
+                    }
+                }),
+                Event::Progress { id, char_range } => {
+                    if let Some(sp) = self.snippet(id, char_range, false) {
+                        events::speaking(&self.app, &sp);
+                    }
+                }
+                Event::Finished { id, .. } => {
+                    let remaining = {
+                        let mut u = lock(&self.utterances);
+                        if let Some(sp) = u.get(&id).map(|x| x.source).map(|source| Speaking {
+                            id,
+                            source,
+                            before: String::new(),
+                            current: String::new(),
+                            after: String::new(),
+                            done: true,
+                        }) {
+                            events::speaking(&self.app, &sp);
+                        }
+                        u.remove(&id);
+                        u.len()
+                    };
+                    if remaining == 0 {
+                        self.update(|s| {
+                            s.state = State::Ready;
+                            s.queue_depth = 0;
+                        });
+                    }
+                }
+                Event::Error { message, .. } => {
+                    events::notice(&self.app, events::Level::Error, &message);
+                }
+                Event::Stats(st) => {
+                    self.app
+                        .state::<HistoryManager>()
+                        .set_onset(st.id, st.onset_ms);
+                    events::history(&self.app);
+                    self.update(|s| {
+                        if st.onset_ms.is_some() {
+                            s.onset_ms = st.onset_ms;
+                        }
+                        s.rtf = Some(st.rtf);
+                        s.queue_depth = st.queue_depth;
+                        s.backend = Some(st.backend.clone());
+                    });
+                }
+            }
+        }
+    }
+
+    fn snippet(&self, id: u64, r: std::ops::Range<usize>, done: bool) -> Option<Speaking> {
+        let u = lock(&self.utterances);
+        let utt = u.get(&id)?;
+        let t = &*utt.text;
+        if r.start > r.end || r.end > t.len() {
+            return None;
+        }
+        let (start, end) = (floor(t, r.start), floor(t, r.end));
+        let before_start = back_chars(t, start, CONTEXT_CHARS);
+        let cur_end = fwd_chars(t, start, CURRENT_MAX_CHARS).min(end.max(start));
+        let after_end = fwd_chars(t, cur_end, CONTEXT_CHARS);
+        Some(Speaking {
+            id,
+            source: utt.source,
+            before: t[before_start..start].to_string(),
+            current: t[start..cur_end].to_string(),
+            after: t[cur_end..after_end].to_string(),
+            done,
+        })
+    }
+
+    fn engine(&self) -> Result<Arc<Engine>, String> {
+        if let Some(e) = lock(&self.engine).as_ref() {
+            return Ok(Arc::clone(e));
+        }
+        let st = self.status();
+        Err(match st.state {
+            State::NoVoice => "No voice is installed. Install the default voice or import a Piper voice first.".into(),
+            State::Starting => "The speech engine is still starting; try again in a moment.".into(),
+            _ => st
+                .message
+                .unwrap_or_else(|| "The speech engine is not running.".into()),
+        })
+    }
+
+    /// Speaks `text` (any length: the engine reads it in pieces as it goes).
+    pub fn speak(&self, text: String, source: Source, mode: Mode) -> Result<u64, String> {
+        if text.trim().is_empty() {
+            return Err("There is no text to read.".into());
+        }
+        let engine = self.engine()?;
+        let text: Arc<str> = Arc::from(text);
+        let id = {
+            // Held across `speak` so the event thread cannot see the id before it is known.
+            let mut u = lock(&self.utterances);
+            let id = engine.speak(&text, mode);
+            if mode == Mode::Interrupt {
+                u.clear();
+            }
+            u.insert(id, Utterance { text, source });
+            id
+        };
+        self.update(|s| {
+            s.state = State::Speaking;
+            s.message = None;
+        });
+        Ok(id)
+    }
+
+    pub fn stop(&self) {
+        if let Ok(e) = self.engine() {
+            e.stop();
+        }
+        self.update(|s| {
+            if matches!(s.state, State::Speaking | State::Paused) {
+                s.state = State::Ready;
+            }
+        });
+    }
+
+    /// Pauses when speaking, resumes when paused; returns the new state.
+    pub fn toggle_pause(&self) -> State {
+        let Ok(e) = self.engine() else {
+            return self.status().state;
+        };
+        let paused = self.status().state == State::Paused;
+        if paused {
+            e.resume();
+        } else {
+            e.pause();
+        }
+        self.update(|s| {
+            s.state = if paused {
+                if lock(&self.utterances).is_empty() {
+                    State::Ready
+                } else {
+                    State::Speaking
+                }
+            } else {
+                State::Paused
+            }
+        });
+        self.status().state
+    }
+
+    /// Applies changed settings: voice and backend need a new engine; the rest is live.
+    pub fn apply(&self, old: &Settings, new: &Settings) {
+        let stuck = matches!(
+            self.status().state,
+            State::NoVoice | State::NoAudio | State::Error
+        );
+        if stuck || old.voice != new.voice || old.backend != new.backend {
+            self.start(new);
+        } else if let Ok(e) = self.engine() {
+            e.set_settings(self.engine_settings(new));
+        }
+    }
+
+    fn engine_settings(&self, s: &Settings) -> speech::Settings {
+        let voice = lock(&self.voice_scales).unwrap_or(Scales {
+            noise_scale: 0.667,
+            length_scale: 1.0,
+            noise_w: 0.8,
+        });
+        speech::Settings {
+            scales: Scales {
+                noise_scale: s.noise_scale.unwrap_or(voice.noise_scale),
+                length_scale: voice.length_scale * s.length_scale(),
+                noise_w: s.noise_w.unwrap_or(voice.noise_w),
+            },
+            volume: s.volume,
+        }
+    }
+}
+
+fn backend_choice(p: BackendPref) -> BackendChoice {
+    match p {
+        BackendPref::Auto => BackendChoice::Auto,
+        BackendPref::Gpu => BackendChoice::Cuda,
+        BackendPref::Cpu => BackendChoice::Cpu,
+    }
+}
+
+/// The chosen voice; if it has gone, the default one with a note saying so.
+fn load_voice(name: Option<&str>) -> Result<(Voice, Option<String>), VoiceError> {
+    match Voice::load(name) {
+        Ok(v) => Ok((v, None)),
+        Err(VoiceError::NotFound { wanted, .. }) if name.is_some() => Voice::load(None).map(|v| {
+            (
+                v,
+                Some(format!(
+                    "The voice {wanted:?} is no longer installed; using the default voice."
+                )),
+            )
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+fn floor(t: &str, mut i: usize) -> usize {
+    while !t.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn back_chars(t: &str, from: usize, n: usize) -> usize {
+    t[..from].char_indices().rev().nth(n.saturating_sub(1)).map_or(0, |(i, _)| i)
+}
+
+fn fwd_chars(t: &str, from: usize, n: usize) -> usize {
+    t[from..].char_indices().nth(n).map_or(t.len(), |(i, _)| from + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_windows_count_chars_not_bytes() {
+        let t = "ééé abc ééé";
+        assert_eq!(back_chars(t, t.len(), 3), t.len() - 6);
+        assert_eq!(fwd_chars(t, 0, 2), 4);
+        assert_eq!(fwd_chars(t, 0, 100), t.len());
+        assert_eq!(back_chars(t, 4, 100), 0);
+    }
+}

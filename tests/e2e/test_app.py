@@ -1,0 +1,471 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the real Hark app: tauri-driver + WebKitWebDriver under Xvfb, real
+clipboard (xclip), real audio (recorded from the PipeWire null sink's monitor).
+
+Run through scripts/e2e.sh, which builds the app, starts Xvfb and provides:
+  HARK_APP (the binary), HARK_E2E_CONFIG (config dir given to the app), HARK_VOICES_DIR,
+  AXE_JS (axe-core's minified file), HARK_AUDIO_TESTS=1 when a null sink is recording-ready,
+  HARK_E2E_DOCS (where screenshots go, normally docs/).
+"""
+import array
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wd import Session  # noqa: E402
+
+APP = os.environ["HARK_APP"]
+CONFIG = os.environ["HARK_E2E_CONFIG"]
+VOICES = os.environ["HARK_VOICES_DIR"]
+AXE = os.environ.get("AXE_JS", "")
+AUDIO = os.environ.get("HARK_AUDIO_TESTS") == "1"
+DOCS = os.environ.get("HARK_E2E_DOCS", "")
+PORT = int(os.environ.get("HARK_E2E_PORT", "4444"))
+RATE = 48000
+results = []
+bench = {}
+
+
+# -- fixtures ---------------------------------------------------------------------------------
+
+class Driver:
+    """tauri-driver with a given environment (the app inherits it)."""
+
+    def __init__(self, **env):
+        e = dict(os.environ, HARK_CONFIG_DIR=CONFIG, HARK_VOICES_DIR=VOICES)
+        e.update({k: v for k, v in env.items() if v is not None})
+        for k, v in env.items():
+            if v is None:
+                e.pop(k, None)
+        self.proc = subprocess.Popen(
+            ["tauri-driver", "--port", str(PORT), "--native-port", str(PORT + 1)],
+            env=e, stdout=subprocess.DEVNULL, stderr=open(os.path.join(CONFIG, "..", "driver.log"), "a"))
+        self.url = f"http://127.0.0.1:{PORT}"
+        end = time.time() + 10
+        while time.time() < end:
+            try:
+                import urllib.request
+                urllib.request.urlopen(self.url + "/status", timeout=1).read()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("tauri-driver did not start")
+
+    def session(self):
+        s = Session(self.url, APP)
+        s.wait("the UI to load", lambda: s.js("return document.body.dataset.ready") == "true", 30)
+        return s
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class Owner:
+    """Keeps a selection owned by xclip (Xvfb has no clipboard manager)."""
+
+    def __init__(self, text, selection="clipboard", target=None):
+        args = ["xclip", "-selection", selection, "-loops", "0", "-quiet"]
+        if target:
+            args += ["-t", target]
+        data = text if isinstance(text, bytes) else text.encode()
+        self.proc = subprocess.Popen(args + ["-i"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc.stdin.write(data)
+        self.proc.stdin.close()
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(5)
+
+
+class Recorder:
+    """Records the null sink's monitor; `mark()` notes the sample position of a moment."""
+
+    def __init__(self):
+        self.buf = bytearray()
+        self.proc = subprocess.Popen(
+            ["parec", "--device=ci_sink.monitor", f"--rate={RATE}", "--channels=1",
+             "--format=s16le", "--latency-msec=10", "--raw"], stdout=subprocess.PIPE)
+        self.lock = threading.Lock()
+        self.t = threading.Thread(target=self._pump, daemon=True)
+        self.t.start()
+        time.sleep(0.4)
+
+    def _pump(self):
+        while True:
+            chunk = self.proc.stdout.read1(4096)
+            if not chunk:
+                return
+            with self.lock:
+                self.buf += chunk
+
+    def mark(self):
+        with self.lock:
+            return len(self.buf) // 2
+
+    def stop(self):
+        time.sleep(0.2)
+        self.proc.terminate()
+        self.proc.wait(5)
+        self.t.join(2)
+        with self.lock:
+            n = len(self.buf) // 2 * 2
+            return array.array("h", bytes(self.buf[:n]))
+
+
+def first_sound(samples, start, threshold=300):
+    for i in range(start, len(samples)):
+        if abs(samples[i]) > threshold:
+            return i
+    return None
+
+
+def peak(samples, a, b):
+    seg = samples[max(a, 0):min(b, len(samples))]
+    return max((abs(x) for x in seg), default=0)
+
+
+def test(fn):
+    results.append(fn)
+    return fn
+
+
+def history_sources(s):
+    return s.js("return [...document.querySelectorAll('#history-list li .meta')].map(e => e.textContent.split(',')[0])")
+
+
+def now_marked(s):
+    return s.js("const m = document.querySelector('#now mark'); return m ? m.textContent : ''")
+
+
+def state(s):
+    return s.js("return document.body.dataset.state")
+
+
+def settings_file():
+    with open(os.path.join(CONFIG, "settings.json")) as f:
+        return json.load(f)
+
+
+# -- tests ------------------------------------------------------------------------------------
+
+@test
+def settings_change_in_the_ui_and_persist_across_restart(d):
+    s = d.session()
+    try:
+        s.wait("the engine to be ready", lambda: state(s) == "ready", 60)
+        s.click("#tab-settings")
+        s.wait("settings view", lambda: not s.prop("#view-settings", "hidden"))
+        # Keyboard only: ten steps right on the speed slider is +0.5×.
+        s.js("document.getElementById('rate').focus()")
+        for _ in range(10):
+            s.press("right")
+        s.wait("speed 1.50× saved", lambda: settings_file().get("rate") == 1.5)
+        s.click("#auto-read")
+        s.wait("auto-read saved", lambda: settings_file().get("auto_read") is True)
+        s.click("#steps-fixed")
+        s.type("#step-frames", "64")
+        s.press("tab")
+        s.wait("fixed 64 saved", lambda: settings_file().get("step_frames") == 64)
+        # A shortcut that cannot be parsed is reported next to its field and not saved silently.
+        s.type("#sc-stop", "Ctrl+Nope+Q")
+        s.press("tab")
+        s.wait("problem shown", lambda: "not a shortcut" in s.text("#sc-stop-problem"))
+        assert s.prop("#sc-stop", "ariaInvalid") == "true" or \
+            s.js("return document.getElementById('sc-stop').getAttribute('aria-invalid')") == "true"
+        s.type("#sc-stop", "Ctrl+Alt+X")
+        s.press("tab")
+        s.wait("problem cleared", lambda: s.text("#sc-stop-problem") == "")
+        if DOCS:
+            s.js("window.scrollTo(0, 0)")
+            time.sleep(0.3)
+            s.screenshot(os.path.join(DOCS, "app-settings.png"))
+    finally:
+        s.close()
+    s = d.session()
+    try:
+        s.click("#tab-settings")
+        s.wait("speed restored", lambda: s.prop("#rate", "value") == "1.5")
+        assert s.prop("#auto-read", "checked") is True
+        assert s.prop("#steps-fixed", "checked") is True
+        assert s.prop("#step-frames", "value") == "64"
+        assert s.prop("#sc-stop", "value") == "Ctrl+Alt+X"
+        assert s.text("#rate-out") == "1.50×"
+    finally:
+        s.close()
+
+
+@test
+def damaged_settings_are_set_aside_and_the_user_told(d):
+    path = os.path.join(CONFIG, "settings.json")
+    good = open(path).read()
+    with open(path, "w") as f:
+        f.write('{"rate": 1.5, oops')
+    s = d.session()
+    try:
+        s.wait("the notice", lambda: "damaged" in s.text("#notices"))
+        backups = [f for f in os.listdir(CONFIG) if f.startswith("settings.json.damaged-")]
+        assert backups, "no backup of the damaged file"
+        s.click("#tab-settings")
+        assert s.prop("#rate", "value") == "1"
+    finally:
+        s.close()
+        with open(path, "w") as f:
+            f.write(good)
+
+
+@test
+def keyboard_reaches_every_control_with_a_visible_focus(d):
+    s = d.session()
+    try:
+        s.js("document.activeElement && document.activeElement.blur(); window.focus()")
+        seen = []
+        for _ in range(30):
+            s.press("tab")
+            info = s.js("""const e = document.activeElement;
+                const st = getComputedStyle(e);
+                return [e.id || e.tagName, st.outlineStyle, st.outlineWidth]""")
+            seen.append(info[0])
+            if info[0] not in ("BODY", "HTML"):
+                assert info[1] != "none" and info[2] != "0px", f"no visible focus on {info[0]}: {info}"
+        for want in ["tab-read", "tab-settings", "speak-clipboard", "speak-selection", "pause", "stop",
+                     "typed", "speak-typed", "follow-path", "follow-start"]:
+            assert want in seen, f"{want} is not reachable with Tab (order: {seen})"
+        order = [seen.index(x) for x in ["speak-clipboard", "speak-selection", "pause", "stop", "typed"]]
+        assert order == sorted(order), f"focus order is not the visual order: {seen}"
+    finally:
+        s.close()
+
+
+@test
+def axe_finds_no_accessibility_violations(d):
+    if not AXE or not os.path.isfile(AXE):
+        print("skipped: axe-core not found (set AXE_JS; scripts/e2e.sh installs it from npm)")
+        return
+    src = open(AXE).read()
+    s = d.session()
+    try:
+        s.wait("ready", lambda: state(s) in ("ready", "no_voice", "no_audio"), 60)
+        s.js_async(src + "\n;arguments[arguments.length-1](typeof axe)")
+        found = {}
+        for view in ["tab-read", "tab-settings", "tab-history"]:
+            s.click("#" + view)
+            s.js("document.querySelectorAll('details').forEach(d => d.open = true)")
+            for theme in ["light", "dark"]:
+                s.js(f"document.documentElement.dataset.theme = '{theme}'")
+                v = s.js_async("""const done = arguments[arguments.length-1];
+                    axe.run(document, {resultTypes: ['violations']})
+                      .then(r => done(r.violations.map(v => v.id + ': ' + v.help + ' @ ' +
+                            v.nodes.map(n => n.target.join(' ')).slice(0, 3).join(', '))))
+                      .catch(e => done(['axe failed: ' + e]))""", timeout=60)
+                if v:
+                    found[f"{view}/{theme}"] = v
+        assert not found, "axe-core violations:\n" + json.dumps(found, indent=1)
+    finally:
+        s.close()
+
+
+@test
+def copied_text_is_spoken_ui_events_and_audio(d):
+    text = "The quick brown fox jumps over the lazy dog. It was a bright cold day in April."
+    s = d.session()
+    rec = Recorder() if AUDIO else None
+    owner = None
+    try:
+        s.wait("ready", lambda: state(s) == "ready", 60)
+        assert settings_file().get("auto_read") is True
+        before = len(history_sources(s))
+        at = rec.mark() if rec else 0
+        t0 = time.time()
+        owner = Owner(text)
+        s.wait("the clause highlighted", lambda: "quick brown fox" in now_marked(s), 15)
+        ui_s = time.time() - t0
+        s.wait("the second sentence highlighted", lambda: "April" in now_marked(s), 20)
+        s.wait("back to ready", lambda: state(s) == "ready", 20)
+        srcs = history_sources(s)
+        assert len(srcs) == before + 1 and srcs[0] == "Clipboard", srcs
+        onset_text = s.text("#stat-onset")
+        assert onset_text.endswith(" ms"), onset_text
+        bench["ui_highlight_s"] = round(ui_s, 3)
+        bench["app_onset_ms"] = onset_text
+        if rec:
+            samples = rec.stop()
+            rec = None
+            i = first_sound(samples, at)
+            assert i is not None, "no audio reached the null sink"
+            bench["clipboard_to_sound_ms"] = round((i - at) * 1000 / RATE, 1)
+            assert peak(samples, i, i + RATE) > 1000, "audio too quiet to be speech"
+            dur = (len(samples) - i) / RATE
+            assert dur > 2.0, f"only {dur:.1f}s of audio for two sentences"
+        else:
+            print("skipped: audio check (no null sink; set HARK_AUDIO_TESTS=1 with scripts/start-audio.sh)")
+
+        # The same text copied again is not re-read.
+        owner.close()
+        owner = Owner(text)
+        time.sleep(1.0)
+        assert len(history_sources(s)) == before + 1, "identical copy was read again"
+        # Something that is not text is skipped.
+        owner.close()
+        owner = Owner(b"\x89PNG\r\n\x1a\n0000", target="image/png")
+        time.sleep(1.0)
+        assert len(history_sources(s)) == before + 1, "non-text content was read"
+        assert state(s) == "ready"
+    finally:
+        if owner:
+            owner.close()
+        if rec:
+            rec.stop()
+        s.close()
+
+
+@test
+def speak_selection_takes_the_shortcut_path(d):
+    s = d.session()
+    owner = Owner("Selected words are read on request.", selection="primary")
+    try:
+        s.wait("ready", lambda: state(s) == "ready", 60)
+        # The button runs actions::perform(SpeakSelection), exactly what the shortcut runs.
+        s.click("#speak-selection")
+        s.wait("selection spoken", lambda: "read on request" in now_marked(s), 15)
+        s.wait("history", lambda: history_sources(s)[:1] == ["Selection"], 10)
+    finally:
+        owner.close()
+        s.close()
+
+
+@test
+def stop_silences_at_once(d):
+    long_text = " ".join(f"This is sentence number {i} of a long text that keeps going." for i in range(40))
+    s = d.session()
+    rec = Recorder() if AUDIO else None
+    try:
+        s.wait("ready", lambda: state(s) == "ready", 60)
+        s.type("#typed", long_text)
+        s.click("#speak-typed")
+        s.wait("speaking", lambda: "sentence number 1 " in now_marked(s) or
+               "sentence number 2 " in now_marked(s), 20)
+        time.sleep(0.5)
+        if DOCS:
+            s.click("#pause")
+            s.wait("paused", lambda: state(s) == "paused")
+            time.sleep(0.6)
+            s.screenshot(os.path.join(DOCS, "app-main.png"))
+            s.click("#pause")
+            s.wait("resumed", lambda: state(s) == "speaking")
+            time.sleep(0.5)
+        at = rec.mark() if rec else 0
+        s.click("#stop")
+        stop_at = rec.mark() if rec else 0
+        s.wait("ready after stop", lambda: state(s) == "ready", 5)
+        time.sleep(1.0)
+        if rec:
+            samples = rec.stop()
+            rec = None
+            assert peak(samples, at - RATE, at) > 1000, "it was not speaking before stop"
+            tail = peak(samples, stop_at + int(0.25 * RATE), len(samples))
+            assert tail < 100, f"audio continued after stop (peak {tail})"
+        else:
+            print("skipped: audio check (no null sink)")
+    finally:
+        if rec:
+            rec.stop()
+        s.close()
+
+
+@test
+def ten_megabyte_clipboard_streams_and_stop_works(d):
+    big = ("A long clipboard keeps on going, sentence after sentence. " * 180000)[: 10 * 1024 * 1024]
+    s = d.session()
+    owner = None
+    try:
+        s.wait("ready", lambda: state(s) == "ready", 60)
+        owner = Owner(big)
+        s.wait("speaking the start", lambda: "long clipboard" in now_marked(s), 30)
+        t0 = time.time()
+        s.js("return 1")
+        assert time.time() - t0 < 1.0, "the UI is not responsive while reading 10 MB"
+        s.click("#stop")
+        s.wait("ready after stop", lambda: state(s) == "ready", 5)
+        assert len(s.text("#now")) < 5000, "the whole text was pushed into the page"
+    finally:
+        if owner:
+            owner.close()
+        s.close()
+
+
+@test
+def a_second_launch_hands_over_and_exits(d):
+    s = d.session()
+    try:
+        s.wait("ready", lambda: state(s) in ("ready", "no_audio"), 60)
+        env = dict(os.environ, HARK_CONFIG_DIR=CONFIG, HARK_VOICES_DIR=VOICES)
+        p = subprocess.run([APP], env=env, timeout=20, capture_output=True)
+        assert p.returncode == 0, p.stderr[-500:]
+        assert state(s) in ("ready", "no_audio")
+    finally:
+        s.close()
+
+
+@test
+def no_voice_shows_onboarding_that_installs_the_default(d):
+    empty = tempfile.mkdtemp(prefix="hark-e2e-novoice-")
+    d.close()
+    d2 = Driver(HARK_VOICES_DIR=empty)
+    try:
+        s = d2.session()
+        try:
+            s.wait("onboarding", lambda: not s.prop("#onboarding", "hidden"), 30)
+            assert state(s) == "no_voice"
+            if not s.prop("#install-default", "hidden"):
+                s.click("#install-default")
+                s.wait("import progress", lambda: not s.prop("#import-status", "hidden"), 5)
+                s.wait("the voice installed and ready", lambda: state(s) == "ready", 120)
+                assert s.prop("#onboarding", "hidden") is True
+            else:
+                print("skipped: installing the default voice (its files are not here)")
+        finally:
+            s.close()
+    finally:
+        d2.close()
+        shutil.rmtree(empty, ignore_errors=True)
+
+
+def main():
+    os.makedirs(CONFIG, exist_ok=True)
+    only = sys.argv[1:]
+    failed = 0
+    t_all = time.time()
+    for fn in results:
+        if only and not any(o in fn.__name__ for o in only):
+            continue
+        d = Driver()
+        t0 = time.time()
+        try:
+            fn(d)
+            print(f"PASS {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
+        except Exception:
+            failed += 1
+            print(f"FAIL {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
+            traceback.print_exc()
+        finally:
+            d.close()
+    if bench:
+        print("bench:", json.dumps(bench))
+    print(f"e2e: {len(results) - failed} passed, {failed} failed in {time.time() - t_all:.0f}s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,401 @@
+// @ts-check
+// Hark's UI: renders the state Rust sends and turns controls into commands. No framework: the
+// page is one form, a status panel and a list.
+import { api, on } from "./api.js";
+
+/** @typedef {import("./api.js").AppState} AppState */
+/** @typedef {import("./api.js").Settings} Settings */
+/** @typedef {import("./api.js").Status} Status */
+
+const $ = (/** @type {string} */ id) => /** @type {any} */ (document.getElementById(id));
+
+const SHORTCUT_LABELS = {
+  speak_selection: "Speak selection",
+  speak_clipboard: "Speak clipboard",
+  stop: "Stop",
+  pause_resume: "Pause or resume",
+  toggle_auto_read: "Auto-read on or off",
+};
+const STATE_TEXT = {
+  starting: "Starting the speech engine…",
+  ready: "Ready.",
+  speaking: "Speaking.",
+  paused: "Paused.",
+  no_voice: "No voice installed.",
+  no_audio: "No audio output.",
+  error: "Speech engine error.",
+};
+const SOURCE_TEXT = {
+  clipboard: "Clipboard",
+  selection: "Selection",
+  typed: "Typed",
+  caption: "Caption",
+  history: "History",
+};
+
+/** @type {AppState | null} */
+let state = null;
+
+// ---- announcements -------------------------------------------------------------------------
+
+/** Says `text` through the polite live region (errors through the alert region). */
+function announce(/** @type {string} */ text, level = "info") {
+  const region = level === "error" ? $("alert") : $("announcer");
+  region.textContent = "";
+  // A fresh node on the next frame makes screen readers repeat identical messages too.
+  requestAnimationFrame(() => {
+    region.textContent = text;
+  });
+}
+
+/** Shows a message in the visible list and announces it. */
+function notify(/** @type {import("./api.js").Notice} */ n) {
+  const li = document.createElement("li");
+  li.className = `notice ${n.level}`;
+  const p = document.createElement("span");
+  p.textContent = n.text;
+  const close = document.createElement("button");
+  close.type = "button";
+  close.className = "dismiss";
+  close.textContent = "Dismiss";
+  close.setAttribute("aria-label", `Dismiss: ${n.text}`);
+  close.addEventListener("click", () => {
+    li.remove();
+    $("main").focus?.();
+  });
+  li.append(p, close);
+  $("notices").prepend(li);
+  while ($("notices").children.length > 5) $("notices").lastChild.remove();
+  announce(n.text, n.level);
+}
+
+// ---- views ---------------------------------------------------------------------------------
+
+function showView(/** @type {string} */ id) {
+  for (const tab of document.querySelectorAll(".tab")) {
+    const on = tab.getAttribute("data-view") === id;
+    if (on) tab.setAttribute("aria-current", "page");
+    else tab.removeAttribute("aria-current");
+    $(tab.getAttribute("data-view")).hidden = !on;
+  }
+}
+
+// ---- rendering -----------------------------------------------------------------------------
+
+function renderStatus(/** @type {Status} */ s) {
+  if (state) state.status = s;
+  const line = STATE_TEXT[s.state] + (s.message ? ` ${s.message}` : "");
+  if ($("status-line").textContent !== line) $("status-line").textContent = line;
+  document.body.dataset.state = s.state;
+  $("stat-onset").textContent = s.onset_ms == null ? "–" : `${Math.round(s.onset_ms)} ms`;
+  $("stat-backend").textContent = s.backend ?? "–";
+  $("stat-queue").textContent = String(s.queue_depth);
+  $("stat-rtf").textContent = s.rtf == null ? "–" : s.rtf.toFixed(2);
+  $("stat-voice").textContent = s.voice ?? "–";
+  $("onboarding").hidden = s.state !== "no_voice";
+  $("engine-retry-row").hidden = !["no_audio", "error"].includes(s.state);
+  const paused = s.state === "paused";
+  $("pause").textContent = paused ? "Resume" : "Pause";
+  $("pause").setAttribute("aria-pressed", String(paused));
+  $("gpu-note").textContent = s.gpu
+    ? `GPU: ${s.gpu}. In use: ${s.backend ?? "starting"}.`
+    : `No GPU backend in this build; Auto uses the CPU. In use: ${s.backend ?? "starting"}.`;
+}
+
+function renderSpeaking(/** @type {import("./api.js").Speaking} */ sp) {
+  const now = $("now");
+  if (sp.done) {
+    now.dataset.done = "true";
+    return;
+  }
+  now.dataset.done = "false";
+  now.dataset.source = sp.source;
+  const mark = document.createElement("mark");
+  mark.textContent = sp.current;
+  const label = document.createElement("span");
+  label.className = "source";
+  label.textContent = `${SOURCE_TEXT[sp.source]}: `;
+  now.replaceChildren(label, sp.before, mark, sp.after);
+}
+
+function renderHistory(/** @type {import("./api.js").HistoryItem[]} */ items) {
+  if (state) state.history = items;
+  const list = $("history-list");
+  const rows = items.map((it) => {
+    const li = document.createElement("li");
+    const meta = document.createElement("span");
+    meta.className = "meta";
+    const when = new Date(it.at_ms).toLocaleTimeString();
+    const onset = it.onset_ms == null ? "" : `, first sound ${Math.round(it.onset_ms)} ms`;
+    meta.textContent = `${SOURCE_TEXT[it.source]}, ${when}, ${it.chars} characters${onset}`;
+    const text = document.createElement("span");
+    text.className = "preview";
+    text.textContent = it.preview;
+    const again = document.createElement("button");
+    again.type = "button";
+    again.textContent = "Read again";
+    again.setAttribute("aria-label", `Read again: ${it.preview.slice(0, 60)}`);
+    again.addEventListener("click", () => run(api.replayHistory(it.id)));
+    li.append(text, meta, again);
+    return li;
+  });
+  if (rows.length === 0) {
+    const li = document.createElement("li");
+    li.className = "muted";
+    li.textContent = "Nothing read yet.";
+    rows.push(li);
+  }
+  list.replaceChildren(...rows);
+}
+
+function setIfIdle(/** @type {any} */ el, /** @type {any} */ value, prop = "value") {
+  // Never overwrite the control the user is working in.
+  if (document.activeElement !== el) el[prop] = value;
+}
+
+function renderSettings(/** @type {Settings} */ s) {
+  const html = document.documentElement;
+  html.dataset.theme = s.theme;
+  html.dataset.textScale = String(s.text_scale);
+  const voices = state?.voices ?? [];
+  const select = $("voice");
+  const options = voices.map((v) => {
+    const o = document.createElement("option");
+    o.value = v.name;
+    o.textContent = `${v.name} (${v.sample_rate} Hz, ${v.size_mb} MB)`;
+    return o;
+  });
+  if (options.length === 0) {
+    const o = document.createElement("option");
+    o.value = "";
+    o.textContent = "No voice installed";
+    options.push(o);
+  }
+  if (document.activeElement !== select) {
+    select.replaceChildren(...options);
+    select.value = s.voice ?? state?.status.voice ?? voices[0]?.name ?? "";
+  }
+  setIfIdle($("rate"), s.rate);
+  $("rate-out").textContent = `${s.rate.toFixed(2)}×`;
+  $("rate").setAttribute("aria-valuetext", `${s.rate.toFixed(2)} times normal speed`);
+  setIfIdle($("volume"), Math.round(s.volume * 100));
+  $("volume-out").textContent = `${Math.round(s.volume * 100)}%`;
+  $("steps-auto").checked = s.step_mode === "auto";
+  $("steps-fixed").checked = s.step_mode === "fixed";
+  setIfIdle($("step-frames"), s.step_frames);
+  $("step-frames").disabled = s.step_mode !== "fixed";
+  setIfIdle($("backend"), s.backend);
+  $("auto-read").checked = s.auto_read;
+  $("start-at-login").checked = s.start_at_login;
+  $("save-history").checked = s.save_history;
+  setIfIdle($("theme"), s.theme);
+  setIfIdle($("text-scale"), String(s.text_scale));
+  const ns = s.noise_scale;
+  const nw = s.noise_w;
+  setIfIdle($("noise-scale"), ns ?? 0.667);
+  setIfIdle($("noise-w"), nw ?? 0.8);
+  $("noise-scale-out").textContent = ns == null ? "voice default" : ns.toFixed(2);
+  $("noise-w-out").textContent = nw == null ? "voice default" : nw.toFixed(2);
+  renderShortcuts(s);
+  $("history-where").textContent = s.save_history
+    ? "The last 20 items, also saved on this computer (turn off in Settings to delete them)."
+    : "The last 20 items, in memory only: they are gone when Hark quits.";
+}
+
+function renderShortcuts(/** @type {Settings} */ s) {
+  const box = $("shortcut-fields");
+  const report = state?.shortcuts ?? [];
+  if (box.children.length === 0) {
+    for (const key of Object.keys(SHORTCUT_LABELS)) {
+      const wrap = document.createElement("div");
+      wrap.className = "shortcut";
+      const label = document.createElement("label");
+      label.htmlFor = `sc-${key}`;
+      label.className = "block";
+      label.textContent = SHORTCUT_LABELS[key];
+      const input = document.createElement("input");
+      input.type = "text";
+      input.id = `sc-${key}`;
+      input.dataset.key = key;
+      input.spellcheck = false;
+      input.autocomplete = "off";
+      input.setAttribute("aria-describedby", `sc-${key}-problem shortcuts-help`);
+      const problem = document.createElement("p");
+      problem.id = `sc-${key}-problem`;
+      problem.className = "problem";
+      input.addEventListener("change", saveFromForm);
+      wrap.append(label, input, problem);
+      box.append(wrap);
+    }
+  }
+  for (const key of Object.keys(SHORTCUT_LABELS)) {
+    const input = $(`sc-${key}`);
+    setIfIdle(input, s.shortcuts[key]);
+    const r = report.find((x) => x.action === key);
+    const bad = r && !r.ok;
+    input.setAttribute("aria-invalid", String(Boolean(bad)));
+    $(`sc-${key}-problem`).textContent = bad ? r.problem : "";
+  }
+  const keys = { speak_clipboard: "speak-clipboard", speak_selection: "speak-selection", pause_resume: "pause", stop: "stop" };
+  for (const [key, id] of Object.entries(keys)) {
+    const accel = s.shortcuts[key];
+    if (accel) $(id).setAttribute("aria-keyshortcuts", accel.replaceAll("Ctrl", "Control"));
+    else $(id).removeAttribute("aria-keyshortcuts");
+    $(id).title = accel ? `Shortcut: ${accel}` : "";
+  }
+}
+
+function renderSources(/** @type {import("./api.js").SourcesStatus} */ src) {
+  $("stat-watch").textContent = { on: "On (auto-read)", off: "Off", unavailable: "Unavailable" }[src.watch];
+  $("watch-note").hidden = !src.note;
+  $("watch-note").textContent = src.note ?? "";
+  $("follow-state").textContent = src.follow ? `Following ${src.follow}.` : "Not following anything.";
+  $("follow-stop").disabled = !src.follow;
+}
+
+function renderAll(/** @type {AppState} */ s) {
+  state = s;
+  renderStatus(s.status);
+  renderSettings(s.settings);
+  renderHistory(s.history);
+  renderSources(s.sources);
+  $("install-default").hidden = !s.default_voice_available;
+  $("onboarding-missing").hidden = s.default_voice_available;
+}
+
+// ---- actions -------------------------------------------------------------------------------
+
+/** Runs a command; a rejection becomes a visible, announced error. */
+async function run(/** @type {Promise<any>} */ p) {
+  try {
+    return await p;
+  } catch (e) {
+    notify({ level: "error", text: String(e) });
+    return undefined;
+  }
+}
+
+/** Reads every control into a Settings object. */
+function readForm() {
+  if (!state) return null;
+  const s = structuredClone(state.settings);
+  s.voice = $("voice").value || null;
+  s.rate = Number($("rate").value);
+  s.volume = Number($("volume").value) / 100;
+  s.step_mode = $("steps-fixed").checked ? "fixed" : "auto";
+  s.step_frames = Math.max(1, Math.round(Number($("step-frames").value) || 32));
+  s.backend = $("backend").value;
+  s.auto_read = $("auto-read").checked;
+  s.start_at_login = $("start-at-login").checked;
+  s.save_history = $("save-history").checked;
+  s.theme = $("theme").value;
+  s.text_scale = Number($("text-scale").value);
+  for (const key of Object.keys(SHORTCUT_LABELS)) s.shortcuts[key] = $(`sc-${key}`).value.trim();
+  return s;
+}
+
+async function saveFromForm(/** @type {Event} */ ev) {
+  const s = readForm();
+  if (!s) return;
+  const t = /** @type {any} */ (ev?.target);
+  if (t?.id === "noise-scale") s.noise_scale = Number(t.value);
+  if (t?.id === "noise-w") s.noise_w = Number(t.value);
+  const next = await run(api.saveSettings(s));
+  if (next) {
+    renderAll(next);
+    if (t?.id === "auto-read") announce(s.auto_read ? "Auto-read on." : "Auto-read off.");
+  }
+}
+
+function wire() {
+  for (const tab of document.querySelectorAll(".tab")) {
+    tab.addEventListener("click", () => showView(tab.getAttribute("data-view")));
+  }
+  $("speak-clipboard").addEventListener("click", () => run(api.speakClipboard()));
+  $("speak-selection").addEventListener("click", () => run(api.speakSelection()));
+  $("stop").addEventListener("click", async () => {
+    await run(api.stop());
+    announce("Stopped.");
+  });
+  $("pause").addEventListener("click", () => run(api.togglePause()));
+  $("speak-typed").addEventListener("click", () => run(api.speakText($("typed").value)));
+  $("engine-retry").addEventListener("click", () => run(api.restartEngine()));
+  $("install-default").addEventListener("click", () => run(api.installDefaultVoice()));
+  for (const b of document.querySelectorAll(".import-voice")) {
+    b.addEventListener("click", async () => {
+      const path = await run(api.pickFile("voice"));
+      if (path) await run(api.importVoice(path));
+    });
+  }
+  $("follow-browse").addEventListener("click", async () => {
+    const path = await run(api.pickFile("caption"));
+    if (path) $("follow-path").value = path;
+  });
+  $("follow-start").addEventListener("click", async () => {
+    const src = await run(api.followStart($("follow-path").value.trim()));
+    if (src) {
+      renderSources(src);
+      announce(`Following ${src.follow}.`);
+    }
+  });
+  $("follow-stop").addEventListener("click", async () => {
+    const src = await run(api.followStop());
+    if (src) {
+      renderSources(src);
+      announce("Stopped following.");
+    }
+  });
+  $("clear-history").addEventListener("click", async () => {
+    await run(api.clearHistory());
+    announce("History cleared.");
+  });
+  $("reset-settings").addEventListener("click", async () => {
+    const next = await run(api.resetSettings());
+    if (next) {
+      renderAll(next);
+      announce("All settings are back to their defaults.");
+    }
+  });
+  $("noise-default").addEventListener("click", async () => {
+    const s = readForm();
+    if (!s) return;
+    s.noise_scale = null;
+    s.noise_w = null;
+    const next = await run(api.saveSettings(s));
+    if (next) renderAll(next);
+  });
+  const form = $("settings-form");
+  form.addEventListener("submit", (/** @type {Event} */ e) => e.preventDefault());
+  for (const id of ["voice", "rate", "volume", "steps-auto", "steps-fixed", "step-frames", "backend",
+    "auto-read", "start-at-login", "save-history", "theme", "text-scale", "noise-scale", "noise-w"]) {
+    $(id).addEventListener("change", saveFromForm);
+  }
+  // Live value read-outs while a slider moves; the setting is saved on release.
+  $("rate").addEventListener("input", () => ($("rate-out").textContent = `${Number($("rate").value).toFixed(2)}×`));
+  $("volume").addEventListener("input", () => ($("volume-out").textContent = `${$("volume").value}%`));
+}
+
+async function main() {
+  wire();
+  on.status(renderStatus);
+  on.speaking(renderSpeaking);
+  on.history(renderHistory);
+  on.notice(notify);
+  on.state(renderAll);
+  on.importProgress((p) => {
+    $("import-status").hidden = false;
+    $("import-text").textContent = p.message;
+    if (p.stage === "running") $("import-progress").removeAttribute("value");
+    else $("import-progress").value = p.stage === "done" ? 1 : 0;
+    $("import-progress").max = 1;
+    announce(p.message, p.stage === "failed" ? "error" : "info");
+  });
+  const s = await run(api.getState());
+  if (s) {
+    renderAll(s);
+    for (const n of s.notices) notify(n);
+  }
+  document.body.dataset.ready = "true";
+}
+
+main();
