@@ -65,6 +65,8 @@ function notify(/** @type {import("./api.js").Notice} */ n) {
   });
   li.append(p, close);
   $("notices").prepend(li);
+  // Routine confirmations (paused, auto-read on) are announced, then fade from the list.
+  if (n.level === "info") setTimeout(() => li.remove(), 8000);
   while ($("notices").children.length > 5) $("notices").lastChild.remove();
   announce(n.text, n.level);
 }

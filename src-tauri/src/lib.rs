@@ -23,12 +23,12 @@ use tauri::{AppHandle, Manager, WindowEvent};
 use tauri_plugin_autostart::ManagerExt as _;
 
 pub fn run() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "hark_app=info,warn".into()),
-        )
-        .try_init();
+    init_logging();
+    tracing::info!(
+        "hark-app {} starting (pid {})",
+        env!("CARGO_PKG_VERSION"),
+        std::process::id()
+    );
     let built = tauri::Builder::default()
         // First, so a second launch hands over before anything else starts.
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
@@ -51,9 +51,11 @@ pub fn run() {
             Ok(())
         })
         .on_window_event(|window, event| {
-            // Closing the window keeps Hark in the tray, reading on shortcuts.
+            // Closing the window keeps Hark in the tray, reading on shortcuts (not under
+            // WebDriver, which closes the window to end a session).
             if let WindowEvent::CloseRequested { api, .. } = event {
-                if window.app_handle().tray_by_id("hark").is_some() {
+                let automated = std::env::var_os("TAURI_WEBVIEW_AUTOMATION").is_some();
+                if !automated && window.app_handle().tray_by_id("hark").is_some() {
                     api.prevent_close();
                     let _ = window.hide();
                 }
@@ -84,7 +86,30 @@ pub fn run() {
     }
 }
 
+/// Logs to stderr, or to the file named by `HARK_APP_LOG` (tests read it). Never any text
+/// from the clipboard: only states, timings and errors are logged.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "hark_app=info,warn".into());
+    let file = std::env::var_os("HARK_APP_LOG").and_then(|p| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ok()
+    });
+    let b = tracing_subscriber::fmt().with_env_filter(filter);
+    let _ = match file {
+        Some(f) => b
+            .with_ansi(false)
+            .with_writer(std::sync::Mutex::new(f))
+            .try_init(),
+        None => b.try_init(),
+    };
+}
+
 fn setup(app: &AppHandle) {
+    tracing::info!("setting up (pid {})", std::process::id());
     let dir = settings::config_dir();
     let (sm, note) = SettingsManager::load(dir.clone());
     let s = sm.get();
@@ -92,7 +117,10 @@ fn setup(app: &AppHandle) {
     if let Some(n) = note {
         events::notice(app, Level::Warning, &n);
     }
-    app.manage(HistoryManager::new(dir.join("history.json"), s.save_history));
+    app.manage(HistoryManager::new(
+        dir.join("history.json"),
+        s.save_history,
+    ));
     app.manage(EngineManager::new(app.clone()));
     app.manage(SourcesManager::start(app, s.auto_read));
     shortcut::apply(app, &s.shortcuts);

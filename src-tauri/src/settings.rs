@@ -207,10 +207,7 @@ mod tests {
     #[test]
     fn missing_file_gives_defaults_quietly() {
         let d = tempfile::tempdir().unwrap();
-        assert_eq!(
-            load(&d.path().join(FILE_NAME)),
-            (Settings::default(), None)
-        );
+        assert_eq!(load(&d.path().join(FILE_NAME)), (Settings::default(), None));
     }
 
     #[test]

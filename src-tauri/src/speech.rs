@@ -65,6 +65,10 @@ type EventTx = tokio::sync::mpsc::UnboundedSender<Event>;
 const WINDOW_BYTES: usize = 16 * 1024;
 /// Samples written to the device per step, so stop/pause are seen within ~50 ms.
 const WRITE_SLICE: usize = 1024;
+/// How far playback may run ahead of the clock: bounds how late a pause takes effect.
+const LEAD_SECS: f64 = 0.25;
+/// Sentences of audio waiting between the synthesis and playback threads.
+const AUDIO_QUEUE: usize = 4;
 
 struct Job {
     id: UtteranceId,
@@ -73,11 +77,23 @@ struct Job {
     requested: Instant,
 }
 
-enum Cmd {
-    Speak(Job),
-    /// A stop happened: silence what is buffered.
+/// Synthesis → playback.
+enum Out {
+    Audio {
+        id: UtteranceId,
+        epoch: u64,
+        samples: Vec<f32>,
+        /// Set on the first audio of each piece of text.
+        progress: Option<Range<usize>>,
+        requested: Instant,
+    },
+    Done {
+        id: UtteranceId,
+        synth_secs: f64,
+        audio_secs: f64,
+    },
+    /// A stop happened: drop what the device has buffered.
     Wake,
-    Shutdown,
 }
 
 struct Shared {
@@ -87,16 +103,28 @@ struct Shared {
     settings: Mutex<Settings>,
 }
 
+impl Shared {
+    fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    fn settings(&self) -> Settings {
+        *self.settings.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A running engine: a synthesis thread and a playback thread. Dropping it stops speech.
 pub struct Engine {
-    cmds: mpsc::Sender<Cmd>,
+    jobs: Option<mpsc::Sender<Job>>,
+    wake: mpsc::SyncSender<Out>,
     shared: Arc<Shared>,
     next_id: AtomicU64,
     backend: String,
-    thread: Option<std::thread::JoinHandle<()>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl Engine {
-    /// Opens the audio device and readies the voice on the engine thread; blocks until then.
+    /// Opens the audio device and readies the voice; blocks until both are done.
     pub fn start(
         voice: Voice,
         backend: BackendChoice,
@@ -111,36 +139,47 @@ impl Engine {
             queued: AtomicUsize::new(0),
             settings: Mutex::new(settings),
         });
-        let (cmd_tx, cmd_rx) = mpsc::channel();
+        let backend = format!(
+            "cpu ({} threads)",
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        );
+        let (audio_tx, audio_rx) = mpsc::sync_channel(AUDIO_QUEUE);
         let (ready_tx, ready_rx) = mpsc::sync_channel(1);
-        let backend = format!("cpu ({} threads)", std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let worker = Worker {
-            synth,
+        let spawn_err =
+            |e: std::io::Error| EngineError::Sink(format!("cannot start a thread: {e}"));
+        let player = Playback {
             rate,
-            player: None,
             shared: Arc::clone(&shared),
-            events,
+            events: events.clone(),
             backend: backend.clone(),
         };
-        let thread = std::thread::Builder::new()
-            .name("hark-engine".into())
-            .spawn(move || worker.run(cmd_rx, ready_tx))
-            .map_err(|e| EngineError::Sink(format!("cannot start the engine thread: {e}")))?;
+        let playback = std::thread::Builder::new()
+            .name("hark-playback".into())
+            .spawn(move || player.run(audio_rx, ready_tx))
+            .map_err(spawn_err)?;
         match ready_rx.recv_timeout(Duration::from_secs(30)) {
             Ok(Ok(())) => {}
             Ok(Err(msg)) => {
-                let _ = thread.join();
+                let _ = playback.join();
                 return Err(EngineError::Sink(msg));
             }
-            Err(_) => return Err(EngineError::Sink("the engine thread did not start".into())),
+            Err(_) => return Err(EngineError::Sink("the audio thread did not start".into())),
         }
+        let (job_tx, job_rx) = mpsc::channel();
+        let sh = Arc::clone(&shared);
+        let out = audio_tx.clone();
+        let synthesis = std::thread::Builder::new()
+            .name("hark-synth".into())
+            .spawn(move || synthesize(synth, job_rx, out, sh, events))
+            .map_err(spawn_err)?;
         Ok((
             Engine {
-                cmds: cmd_tx,
+                jobs: Some(job_tx),
+                wake: audio_tx,
                 shared,
                 next_id: AtomicU64::new(1),
                 backend,
-                thread: Some(thread),
+                threads: vec![synthesis, playback],
             },
             rx,
         ))
@@ -157,19 +196,22 @@ impl Engine {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.shared.queued.fetch_add(1, Ordering::Relaxed);
-        let _ = self.cmds.send(Cmd::Speak(Job {
-            id,
-            epoch: self.shared.epoch.load(Ordering::Acquire),
-            text: Arc::from(text),
-            requested,
-        }));
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Job {
+                id,
+                epoch: self.shared.epoch(),
+                text: Arc::from(text),
+                requested,
+            });
+        }
         id
     }
 
     pub fn stop(&self) {
         self.shared.epoch.fetch_add(1, Ordering::AcqRel);
         self.shared.paused.store(false, Ordering::Release);
-        let _ = self.cmds.send(Cmd::Wake);
+        // Never blocks: if the queue is full, playback is awake and sees the new epoch anyway.
+        let _ = self.wake.try_send(Out::Wake);
     }
 
     pub fn pause(&self) {
@@ -181,184 +223,252 @@ impl Engine {
     }
 
     pub fn set_settings(&self, settings: Settings) {
-        *self.shared.settings.lock().unwrap_or_else(|e| e.into_inner()) = settings;
+        *self
+            .shared
+            .settings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = settings;
     }
 }
 
 impl Drop for Engine {
     fn drop(&mut self) {
         self.stop();
-        let _ = self.cmds.send(Cmd::Shutdown);
-        if let Some(t) = self.thread.take() {
+        // Closing the job channel ends synthesis, which closes the audio channel's last
+        // other sender; playback ends when that and `wake` are gone.
+        self.jobs.take();
+        let (tx, _) = mpsc::sync_channel(1);
+        drop(std::mem::replace(&mut self.wake, tx));
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }
 }
 
-struct Worker {
-    synth: Synthesizer,
-    rate: u32,
-    player: Option<Player>,
+/// The synthesis thread: text → sentences → audio, a sentence ahead of playback at most
+/// `AUDIO_QUEUE` sentences.
+fn synthesize(
+    mut synth: Synthesizer,
+    jobs: mpsc::Receiver<Job>,
+    out: mpsc::SyncSender<Out>,
     shared: Arc<Shared>,
     events: EventTx,
-    backend: String,
-}
-
-impl Worker {
-    fn run(mut self, cmds: mpsc::Receiver<Cmd>, ready: mpsc::SyncSender<Result<(), String>>) {
-        match Player::open(self.rate) {
-            Ok(p) => self.player = Some(p),
-            Err(e) => {
-                let _ = ready.send(Err(e.to_string()));
-                return;
-            }
-        }
-        let _ = ready.send(Ok(()));
-        let mut heard_epoch = self.epoch();
-        while let Ok(cmd) = cmds.recv() {
-            match cmd {
-                Cmd::Speak(job) => {
-                    self.shared.queued.fetch_sub(1, Ordering::Relaxed);
-                    self.job(job);
-                }
-                Cmd::Wake => {}
-                Cmd::Shutdown => break,
-            }
-            if self.epoch() != heard_epoch {
-                heard_epoch = self.epoch();
-                self.silence();
-            }
-        }
-    }
-
-    fn epoch(&self) -> u64 {
-        self.shared.epoch.load(Ordering::Acquire)
-    }
-
-    /// Drops what the device has buffered by reopening it.
-    fn silence(&mut self) {
-        self.player = None;
-        match Player::open(self.rate) {
-            Ok(p) => self.player = Some(p),
-            Err(e) => self.send(Event::Error {
-                id: None,
-                message: e.to_string(),
-            }),
-        }
-    }
-
-    fn send(&self, ev: Event) {
-        let _ = self.events.send(ev);
-    }
-
-    fn job(&mut self, job: Job) {
+) {
+    while let Ok(job) = jobs.recv() {
+        shared.queued.fetch_sub(1, Ordering::Relaxed);
         let id = job.id;
-        let mut onset = None;
-        let mut audio_samples = 0usize;
-        let mut synth_time = Duration::ZERO;
-        let mut stopped = job.epoch != self.epoch();
+        let mut synth_secs = 0.0;
+        let mut audio_secs = 0.0;
         let mut base = 0;
-        while !stopped && base < job.text.len() {
+        let rate = synth.voice.config.sample_rate as f64;
+        'job: while job.epoch == shared.epoch() && base < job.text.len() {
             let end = window_end(&job.text, base, WINDOW_BYTES);
             for r in hark::text::split_sentences(&job.text[base..end], 2000) {
                 let range = base + r.start..base + r.end;
+                synth.scales = shared.settings().scales;
                 let mut mark = Instant::now();
-                let scales = self.settings().scales;
-                self.synth.scales = scales;
-                let mut first = true;
-                let result = {
-                    let Worker {
-                        synth,
-                        player,
-                        shared,
-                        events,
-                        ..
-                    } = self;
-                    synth.speak_text(&job.text[range.clone()], |audio| {
-                        synth_time += mark.elapsed();
-                        if first {
-                            first = false;
-                            if onset.is_none() {
-                                onset = Some(job.requested.elapsed().as_secs_f64() * 1e3);
-                                let _ = events.send(Event::Started { id });
-                            }
-                            let _ = events.send(Event::Progress {
-                                id,
-                                char_range: range.clone(),
-                            });
-                        }
-                        audio_samples += audio.len();
-                        let played = play(player, shared, job.epoch, audio);
-                        mark = Instant::now();
-                        played
+                let mut progress = Some(range.clone());
+                let result = synth.speak_text(&job.text[range.clone()], |audio| {
+                    synth_secs += mark.elapsed().as_secs_f64();
+                    audio_secs += audio.len() as f64 / rate;
+                    if job.epoch != shared.epoch() {
+                        return Err(STOPPED.into());
+                    }
+                    out.send(Out::Audio {
+                        id,
+                        epoch: job.epoch,
+                        samples: audio.to_vec(),
+                        progress: progress.take(),
+                        requested: job.requested,
                     })
-                };
+                    .map_err(|_| STOPPED.to_string())?;
+                    mark = Instant::now();
+                    Ok(())
+                });
                 match result {
                     Ok(_) | Err(EngineError::EmptyText | EngineError::NothingSpeakable) => {}
-                    Err(EngineError::Sink(m)) if m == STOPPED => {
-                        stopped = true;
-                        break;
+                    Err(EngineError::Sink(m)) if m == STOPPED => break 'job,
+                    Err(e) => {
+                        let _ = events.send(Event::Error {
+                            id: Some(id),
+                            message: e.to_string(),
+                        });
                     }
-                    Err(e) => self.send(Event::Error {
-                        id: Some(id),
-                        message: e.to_string(),
-                    }),
                 }
             }
             base = end;
         }
-        let secs = audio_samples as f64 / self.rate as f64;
-        self.send(Event::Stats(Stats {
-            id,
-            onset_ms: onset,
-            rtf: if secs > 0.0 {
-                synth_time.as_secs_f64() / secs
-            } else {
-                0.0
-            },
-            queue_depth: self.shared.queued.load(Ordering::Relaxed),
-            backend: self.backend.clone(),
-        }));
-        self.send(Event::Finished { id, stopped });
-    }
-
-    fn settings(&self) -> Settings {
-        *self
-            .shared
-            .settings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        if out
+            .send(Out::Done {
+                id,
+                synth_secs,
+                audio_secs,
+            })
+            .is_err()
+        {
+            return;
+        }
     }
 }
 
 const STOPPED: &str = "stopped";
 
-/// Writes in small slices so a stop or pause takes effect within one slice.
-fn play(
-    player: &mut Option<Player>,
-    shared: &Shared,
-    epoch: u64,
-    audio: &[f32],
-) -> Result<(), String> {
-    let Some(player) = player.as_mut() else {
-        return Err("no audio output device".into());
-    };
-    for slice in audio.chunks(WRITE_SLICE) {
-        while shared.paused.load(Ordering::Acquire) && shared.epoch.load(Ordering::Acquire) == epoch
-        {
-            std::thread::sleep(Duration::from_millis(10));
+/// The playback thread: owns the device, paces writes a little ahead of the clock, and
+/// drops everything buffered on a stop.
+struct Playback {
+    rate: u32,
+    shared: Arc<Shared>,
+    events: EventTx,
+    backend: String,
+}
+
+/// The playback clock: how much audio went to the device since `start`.
+struct Clock {
+    start: Instant,
+    written: f64,
+}
+
+impl Clock {
+    fn new() -> Self {
+        Self {
+            start: Instant::now(),
+            written: 0.0,
         }
-        if shared.epoch.load(Ordering::Acquire) != epoch {
-            return Err(STOPPED.into());
-        }
-        let gain = shared
-            .settings
-            .lock()
-            .map_or(1.0, |s| s.volume);
-        let scaled: Vec<f32> = slice.iter().map(|s| (s * gain).clamp(-1.0, 1.0)).collect();
-        player.write(&scaled).map_err(|e| e.to_string())?;
     }
-    Ok(())
+
+    fn ahead(&mut self) -> f64 {
+        let ahead = self.written - self.start.elapsed().as_secs_f64();
+        if ahead < 0.0 {
+            // Ran dry (or was idle): restart the clock from now.
+            *self = Self::new();
+            return 0.0;
+        }
+        ahead
+    }
+}
+
+impl Playback {
+    fn send(&self, ev: Event) {
+        let _ = self.events.send(ev);
+    }
+
+    fn run(self, rx: mpsc::Receiver<Out>, ready: mpsc::SyncSender<Result<(), String>>) {
+        let mut player = match Player::open(self.rate) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                let _ = ready.send(Err(e.to_string()));
+                return;
+            }
+        };
+        let _ = ready.send(Ok(()));
+        let mut epoch = self.shared.epoch();
+        let mut clock = Clock::new();
+        // (id, onset ms) of the utterance being played.
+        let mut onset: Option<(UtteranceId, f64)> = None;
+        loop {
+            let msg = match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(m) => Some(m),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            };
+            if self.shared.epoch() != epoch {
+                epoch = self.shared.epoch();
+                player = self.reopen(player);
+                clock = Clock::new();
+            }
+            match msg {
+                None | Some(Out::Wake) => {}
+                Some(Out::Audio {
+                    id,
+                    epoch: e,
+                    samples,
+                    progress,
+                    requested,
+                }) => {
+                    if e != epoch {
+                        continue;
+                    }
+                    if onset.is_none_or(|(o, _)| o != id) {
+                        onset = Some((id, requested.elapsed().as_secs_f64() * 1e3));
+                        self.send(Event::Started { id });
+                    }
+                    if let Some(char_range) = progress {
+                        self.send(Event::Progress { id, char_range });
+                    }
+                    if let Err(msg) = self.play(&mut player, &mut clock, epoch, &samples)
+                        && msg != STOPPED
+                    {
+                        self.send(Event::Error {
+                            id: Some(id),
+                            message: msg,
+                        });
+                    }
+                }
+                Some(Out::Done {
+                    id,
+                    synth_secs,
+                    audio_secs,
+                }) => {
+                    let stopped = self.shared.epoch() != epoch || audio_secs == 0.0;
+                    self.send(Event::Stats(Stats {
+                        id,
+                        onset_ms: onset.filter(|(o, _)| *o == id).map(|(_, ms)| ms),
+                        rtf: if audio_secs > 0.0 {
+                            synth_secs / audio_secs
+                        } else {
+                            0.0
+                        },
+                        queue_depth: self.shared.queued.load(Ordering::Relaxed),
+                        backend: self.backend.clone(),
+                    }));
+                    self.send(Event::Finished { id, stopped });
+                }
+            }
+        }
+    }
+
+    /// Drops the device (silencing what it buffered) and opens it again.
+    fn reopen(&self, old: Option<Player>) -> Option<Player> {
+        drop(old);
+        match Player::open(self.rate) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.send(Event::Error {
+                    id: None,
+                    message: e.to_string(),
+                });
+                None
+            }
+        }
+    }
+
+    /// Writes in small slices, never more than `LEAD_SECS` ahead, watching stop and pause.
+    fn play(
+        &self,
+        player: &mut Option<Player>,
+        clock: &mut Clock,
+        epoch: u64,
+        audio: &[f32],
+    ) -> Result<(), String> {
+        let Some(p) = player.as_mut() else {
+            return Err("no audio output device".into());
+        };
+        for slice in audio.chunks(WRITE_SLICE) {
+            while (self.shared.paused.load(Ordering::Acquire) || clock.ahead() > LEAD_SECS)
+                && self.shared.epoch() == epoch
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if self.shared.epoch() != epoch {
+                return Err(STOPPED.into());
+            }
+            let gain = self.shared.settings().volume;
+            let scaled: Vec<f32> = slice.iter().map(|s| (s * gain).clamp(-1.0, 1.0)).collect();
+            p.write(&scaled).map_err(|e| e.to_string())?;
+            clock.written += slice.len() as f64 / self.rate as f64;
+        }
+        Ok(())
+    }
 }
 
 /// End of the next window of at most `max` bytes, cut after whitespace when there is some.

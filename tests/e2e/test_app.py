@@ -17,9 +17,10 @@ import tempfile
 import threading
 import time
 import traceback
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wd import Session  # noqa: E402
+from wd import Session, focus_x11_pointer_root  # noqa: E402
 
 APP = os.environ["HARK_APP"]
 CONFIG = os.environ["HARK_E2E_CONFIG"]
@@ -36,39 +37,116 @@ bench = {}
 # -- fixtures ---------------------------------------------------------------------------------
 
 class Driver:
-    """tauri-driver with a given environment (the app inherits it)."""
+    """Starts a fresh tauri-driver (whose environment the app inherits) for every session:
+    WebKitWebDriver can mistake the last app's late exit for the end of the next session."""
 
-    def __init__(self, **env):
-        e = dict(os.environ, HARK_CONFIG_DIR=CONFIG, HARK_VOICES_DIR=VOICES)
-        e.update({k: v for k, v in env.items() if v is not None})
-        for k, v in env.items():
-            if v is None:
-                e.pop(k, None)
+    def __init__(self, port=PORT, **env):
+        self.port = port
+        self.env = dict(os.environ, HARK_CONFIG_DIR=CONFIG, HARK_VOICES_DIR=VOICES)
+        self.env.update(env)
+        self.proc = None
+
+    def _start(self):
+        self.close()
+        log = open(os.path.join(os.path.dirname(CONFIG), "driver.log"), "a")
+        # Fresh ports every time: an old WebKitWebDriver still shutting down keeps its port for
+        # a while, and a new session sent to it dies with it.
+        self.port, native = free_port(), free_port()
         self.proc = subprocess.Popen(
-            ["tauri-driver", "--port", str(PORT), "--native-port", str(PORT + 1)],
-            env=e, stdout=subprocess.DEVNULL, stderr=open(os.path.join(CONFIG, "..", "driver.log"), "a"))
-        self.url = f"http://127.0.0.1:{PORT}"
+            ["tauri-driver", "--port", str(self.port), "--native-port", str(native)],
+            env=self.env, stdout=log, stderr=log)
+        url = f"http://127.0.0.1:{self.port}"
         end = time.time() + 10
         while time.time() < end:
             try:
-                import urllib.request
-                urllib.request.urlopen(self.url + "/status", timeout=1).read()
-                return
+                urllib.request.urlopen(url + "/status", timeout=1).read()
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"port {self.port} is taken by another tauri-driver")
+                return url
             except OSError:
-                time.sleep(0.1)
+                time.sleep(0.05)
         raise RuntimeError("tauri-driver did not start")
 
     def session(self):
-        s = Session(self.url, APP)
+        # Hark is single-instance: a launch while the last session's app is still exiting would
+        # hand over to it and quit, so wait for it to be gone.
+        wait_no_app()
+        s = Session(self._start(), APP)
+        close = s.close
+
+        def close_all():
+            close()
+            self.close()
+        s.close = close_all
         s.wait("the UI to load", lambda: s.js("return document.body.dataset.ready") == "true", 30)
+        if os.environ.get("HARK_E2E_NO_FOCUS") != "1":
+            focus_x11_pointer_root()
         return s
 
     def close(self):
-        self.proc.terminate()
+        if self.proc:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+        reap_apps()
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def app_pids():
+    pids = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if os.readlink(f"/proc/{p}/exe") == os.path.realpath(os.environ.get("HARK_APP_EXE", APP)):
+                    with open(f"/proc/{p}/stat") as f:
+                        if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                            pids.append(int(p))
+            except OSError:
+                pass
+    return pids
+
+
+def reap_apps(grace=3.0):
+    """Ends app processes this run started that outlived their session (by pid)."""
+    end = time.time() + grace
+    while app_pids() and time.time() < end:
+        time.sleep(0.05)
+    for pid in app_pids():
+        print(f"note: app {pid} outlived its session; ending it", flush=True)
         try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+            os.kill(pid, 15)
+        except OSError:
+            pass
+
+
+def single_instance_name_held():
+    """Whether the last app's single-instance D-Bus name is still owned: the bus frees it a
+    moment after the process exits, and a launch before then hands over to a ghost."""
+    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS") or not shutil.which("dbus-send"):
+        return False
+    r = subprocess.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+                        "/org/freedesktop/DBus", "org.freedesktop.DBus.ListNames"],
+                       capture_output=True, text=True, timeout=5)
+    return "org.hark.app.SingleInstance" in r.stdout
+
+
+def wait_no_app(timeout=10):
+    end = time.time() + timeout
+    while (app_pids() or single_instance_name_held()) and time.time() < end:
+        time.sleep(0.05)
+    left = app_pids()
+    assert not left, f"a Hark app from an earlier session is still running: {left}"
+    assert not single_instance_name_held(), "the single-instance name is still held"
 
 
 class Owner:
@@ -175,16 +253,16 @@ def settings_change_in_the_ui_and_persist_across_restart(d):
         s.click("#auto-read")
         s.wait("auto-read saved", lambda: settings_file().get("auto_read") is True)
         s.click("#steps-fixed")
-        s.type("#step-frames", "64")
+        s.replace("#step-frames", "64")
         s.press("tab")
         s.wait("fixed 64 saved", lambda: settings_file().get("step_frames") == 64)
         # A shortcut that cannot be parsed is reported next to its field and not saved silently.
-        s.type("#sc-stop", "Ctrl+Nope+Q")
+        s.replace("#sc-stop", "Ctrl+Nope+Q")
         s.press("tab")
         s.wait("problem shown", lambda: "not a shortcut" in s.text("#sc-stop-problem"))
         assert s.prop("#sc-stop", "ariaInvalid") == "true" or \
             s.js("return document.getElementById('sc-stop').getAttribute('aria-invalid')") == "true"
-        s.type("#sc-stop", "Ctrl+Alt+X")
+        s.replace("#sc-stop", "Ctrl+Alt+X")
         s.press("tab")
         s.wait("problem cleared", lambda: s.text("#sc-stop-problem") == "")
         if DOCS:
@@ -229,7 +307,8 @@ def damaged_settings_are_set_aside_and_the_user_told(d):
 def keyboard_reaches_every_control_with_a_visible_focus(d):
     s = d.session()
     try:
-        s.js("document.activeElement && document.activeElement.blur(); window.focus()")
+        s.wait("the window to have focus", lambda: s.js("return document.hasFocus()"), 5)
+        s.js("document.activeElement && document.activeElement.blur()")
         seen = []
         for _ in range(30):
             s.press("tab")
@@ -257,21 +336,26 @@ def axe_finds_no_accessibility_violations(d):
     s = d.session()
     try:
         s.wait("ready", lambda: state(s) in ("ready", "no_voice", "no_audio"), 60)
-        s.js_async(src + "\n;arguments[arguments.length-1](typeof axe)")
+        loaded = s.js_async(src + "\n;arguments[arguments.length-1](typeof axe)")
+        assert loaded == "object", f"axe-core did not load in the page: {loaded}"
+        checked = 0
         found = {}
         for view in ["tab-read", "tab-settings", "tab-history"]:
             s.click("#" + view)
             s.js("document.querySelectorAll('details').forEach(d => d.open = true)")
             for theme in ["light", "dark"]:
                 s.js(f"document.documentElement.dataset.theme = '{theme}'")
-                v = s.js_async("""const done = arguments[arguments.length-1];
-                    axe.run(document, {resultTypes: ['violations']})
-                      .then(r => done(r.violations.map(v => v.id + ': ' + v.help + ' @ ' +
-                            v.nodes.map(n => n.target.join(' ')).slice(0, 3).join(', '))))
-                      .catch(e => done(['axe failed: ' + e]))""", timeout=60)
+                v, passes = s.js_async("""const done = arguments[arguments.length-1];
+                    axe.run(document)
+                      .then(r => done([r.violations.map(v => v.id + ': ' + v.help + ' @ ' +
+                            v.nodes.map(n => n.target.join(' ')).slice(0, 3).join(', ')),
+                            r.passes.length]))
+                      .catch(e => done([['axe failed: ' + e], 0]))""", timeout=60)
+                checked += passes
                 if v:
                     found[f"{view}/{theme}"] = v
         assert not found, "axe-core violations:\n" + json.dumps(found, indent=1)
+        assert checked > 20, f"axe-core checked almost nothing ({checked} passing rules)"
     finally:
         s.close()
 
@@ -293,6 +377,7 @@ def copied_text_is_spoken_ui_events_and_audio(d):
         ui_s = time.time() - t0
         s.wait("the second sentence highlighted", lambda: "April" in now_marked(s), 20)
         s.wait("back to ready", lambda: state(s) == "ready", 20)
+        time.sleep(2.5)  # what is still buffered in the device plays out
         srcs = history_sources(s)
         assert len(srcs) == before + 1 and srcs[0] == "Clipboard", srcs
         onset_text = s.text("#stat-onset")
@@ -321,6 +406,11 @@ def copied_text_is_spoken_ui_events_and_audio(d):
         owner = Owner(b"\x89PNG\r\n\x1a\n0000", target="image/png")
         time.sleep(1.0)
         assert len(history_sources(s)) == before + 1, "non-text content was read"
+        # Content a password manager flagged is never read, and the user is told why.
+        owner.close()
+        owner = Owner("hunter2", target="x-kde-passwordManagerHint")
+        s.wait("the password notice", lambda: "password" in s.text("#notices"), 5)
+        assert len(history_sources(s)) == before + 1, "a flagged password was read"
         assert state(s) == "ready"
     finally:
         if owner:
@@ -421,8 +511,7 @@ def a_second_launch_hands_over_and_exits(d):
 @test
 def no_voice_shows_onboarding_that_installs_the_default(d):
     empty = tempfile.mkdtemp(prefix="hark-e2e-novoice-")
-    d.close()
-    d2 = Driver(HARK_VOICES_DIR=empty)
+    d2 = Driver(port=PORT + 2, HARK_VOICES_DIR=empty)
     try:
         s = d2.session()
         try:
@@ -433,6 +522,7 @@ def no_voice_shows_onboarding_that_installs_the_default(d):
                 s.wait("import progress", lambda: not s.prop("#import-status", "hidden"), 5)
                 s.wait("the voice installed and ready", lambda: state(s) == "ready", 120)
                 assert s.prop("#onboarding", "hidden") is True
+                assert os.path.isfile(os.path.join(empty, "en_US-joe-medium", "voice.json"))
             else:
                 print("skipped: installing the default voice (its files are not here)")
         finally:
@@ -445,25 +535,27 @@ def no_voice_shows_onboarding_that_installs_the_default(d):
 def main():
     os.makedirs(CONFIG, exist_ok=True)
     only = sys.argv[1:]
-    failed = 0
+    ran = failed = 0
     t_all = time.time()
-    for fn in results:
-        if only and not any(o in fn.__name__ for o in only):
-            continue
-        d = Driver()
-        t0 = time.time()
-        try:
-            fn(d)
-            print(f"PASS {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
-        except Exception:
-            failed += 1
-            print(f"FAIL {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
-            traceback.print_exc()
-        finally:
-            d.close()
+    d = Driver()
+    try:
+        for fn in results:
+            if only and not any(o in fn.__name__ for o in only):
+                continue
+            ran += 1
+            t0 = time.time()
+            try:
+                fn(d)
+                print(f"PASS {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
+            except Exception:
+                failed += 1
+                print(f"FAIL {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
+                traceback.print_exc()
+    finally:
+        d.close()
     if bench:
         print("bench:", json.dumps(bench))
-    print(f"e2e: {len(results) - failed} passed, {failed} failed in {time.time() - t_all:.0f}s")
+    print(f"e2e: {ran - failed} passed, {failed} failed in {time.time() - t_all:.0f}s")
     return 1 if failed else 0
 
 

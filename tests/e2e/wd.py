@@ -1,6 +1,7 @@
 """A small W3C WebDriver client (standard library only) for driving the Hark app through
 tauri-driver and WebKitWebDriver."""
 import base64
+import http.client
 import json
 import time
 import urllib.error
@@ -23,17 +24,24 @@ class Session:
         self.id = r["sessionId"]
         self.start_s = time.time() - t0
 
-    def _req(self, method, path, body=None, timeout=60):
+    def _req(self, method, path, body=None, timeout=60, retries=3):
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                out = json.loads(resp.read() or b"{}")
-        except urllib.error.HTTPError as e:
-            detail = e.read().decode(errors="replace")
-            raise WebDriverError(f"{method} {path}: HTTP {e.code}: {detail[:500]}") from None
-        return out.get("value")
+        for attempt in range(retries + 1):
+            req = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=timeout) as resp:
+                    out = json.loads(resp.read() or b"{}")
+                return out.get("value")
+            except urllib.error.HTTPError as e:
+                detail = e.read().decode(errors="replace")
+                raise WebDriverError(f"{method} {path}: HTTP {e.code}: {detail[:500]}") from None
+            except (http.client.RemoteDisconnected, ConnectionResetError):
+                # tauri-driver reuses kept-alive connections that WebKitWebDriver has already
+                # closed; the request did not get through, so sending it again is safe.
+                if attempt == retries:
+                    raise
+                time.sleep(0.1)
 
     def _s(self, method, path, body=None, timeout=60):
         return self._req(method, f"/session/{self.id}{path}", body, timeout)
@@ -65,6 +73,10 @@ class Session:
         if clear:
             self._s("POST", f"/element/{el}/clear", {})
         self._s("POST", f"/element/{el}/value", {"text": text})
+
+    def replace(self, css, text):
+        """Types over a field's content the way a person does: select all, then type."""
+        self._s("POST", f"/element/{self.find(css)}/value", {"text": "\ue009a\ue009" + text})
 
     def keys(self, css, keys):
         self._s("POST", f"/element/{self.find(css)}/value", {"text": keys})
@@ -102,3 +114,25 @@ class Session:
                 last = e
             time.sleep(every)
         raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def focus_x11_pointer_root(x=100, y=100):
+    """Without a window manager (Xvfb) no window is ever active, so `:focus` styles never apply.
+    Moving the pointer over the app and setting PointerRoot input focus makes it active."""
+    import ctypes
+    x11 = ctypes.cdll.LoadLibrary("libX11.so.6")
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    x11.XDefaultRootWindow.restype = ctypes.c_ulong
+    x11.XWarpPointer.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong] + [ctypes.c_int] * 2 + \
+        [ctypes.c_uint] * 2 + [ctypes.c_int] * 2
+    x11.XSetInputFocus.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_ulong]
+    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    dpy = x11.XOpenDisplay(None)
+    if not dpy:
+        return False
+    root = x11.XDefaultRootWindow(dpy)
+    x11.XWarpPointer(dpy, 0, root, 0, 0, 0, 0, x, y)
+    x11.XSetInputFocus(dpy, 1, 1, 0)  # PointerRoot, RevertToPointerRoot, CurrentTime
+    x11.XCloseDisplay(dpy)
+    return True

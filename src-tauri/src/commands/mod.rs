@@ -170,10 +170,13 @@ pub fn restart_engine(app: AppHandle) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The ACL list, the registered handlers and the UI's client name the same commands.
     #[test]
     fn command_names_agree() {
-        let acl: Vec<&str> = include!("names.in").to_vec();
+        let names: &[&str] = include!("names.in");
+        let acl: Vec<&str> = names.to_vec();
         let lib = include_str!("../lib.rs");
         let api = include_str!("../../../ui/api.js");
         for name in &acl {
@@ -217,7 +220,10 @@ mod tests {
         // Every invoke in the UI goes through api.js and names a known command.
         for part in api.split("call(\"").skip(1) {
             let name = part.split('"').next().unwrap_or("");
-            assert!(acl.contains(&name), "ui/api.js calls unknown command {name}");
+            assert!(
+                acl.contains(&name),
+                "ui/api.js calls unknown command {name}"
+            );
         }
     }
 }

@@ -61,6 +61,7 @@ const CURRENT_MAX_CHARS: usize = 1200;
 struct Utterance {
     text: Arc<str>,
     source: Source,
+    requested: std::time::Instant,
 }
 
 pub struct EngineManager {
@@ -167,7 +168,8 @@ impl EngineManager {
         let scales: Scales = voice.config.inference.into();
         *lock(&self.voice_scales) = Some(scales);
         let engine_settings = self.engine_settings(settings);
-        let started = match Engine::start(voice, backend_choice(settings.backend), engine_settings) {
+        let started = match Engine::start(voice, backend_choice(settings.backend), engine_settings)
+        {
             Err(EngineError::CudaUnavailable) => {
                 events::notice(
                     &self.app,
@@ -214,11 +216,19 @@ impl EngineManager {
                 break;
             }
             match ev {
-                Event::Started { .. } => self.update(|s| {
-                    if s.state != State::Paused {
-                        s.state = State::Speaking;
-                    }
-                }),
+                Event::Started { id } => {
+                    // A first figure for the panel now; the engine's own onset replaces it
+                    // with the utterance's stats.
+                    let onset = lock(&self.utterances)
+                        .get(&id)
+                        .map(|u| u.requested.elapsed().as_secs_f64() * 1e3);
+                    self.update(|s| {
+                        if s.state != State::Paused {
+                            s.state = State::Speaking;
+                        }
+                        s.onset_ms = onset.or(s.onset_ms);
+                    })
+                }
                 Event::Progress { id, char_range } => {
                     if let Some(sp) = self.snippet(id, char_range, false) {
                         events::speaking(&self.app, &sp);
@@ -295,7 +305,10 @@ impl EngineManager {
         }
         let st = self.status();
         Err(match st.state {
-            State::NoVoice => "No voice is installed. Install the default voice or import a Piper voice first.".into(),
+            State::NoVoice => {
+                "No voice is installed. Install the default voice or import a Piper voice first."
+                    .into()
+            }
             State::Starting => "The speech engine is still starting; try again in a moment.".into(),
             _ => st
                 .message
@@ -317,7 +330,14 @@ impl EngineManager {
             if mode == Mode::Interrupt {
                 u.clear();
             }
-            u.insert(id, Utterance { text, source });
+            u.insert(
+                id,
+                Utterance {
+                    text,
+                    source,
+                    requested: std::time::Instant::now(),
+                },
+            );
             id
         };
         self.update(|s| {
@@ -425,11 +445,18 @@ fn floor(t: &str, mut i: usize) -> usize {
 }
 
 fn back_chars(t: &str, from: usize, n: usize) -> usize {
-    t[..from].char_indices().rev().nth(n.saturating_sub(1)).map_or(0, |(i, _)| i)
+    t[..from]
+        .char_indices()
+        .rev()
+        .nth(n.saturating_sub(1))
+        .map_or(0, |(i, _)| i)
 }
 
 fn fwd_chars(t: &str, from: usize, n: usize) -> usize {
-    t[from..].char_indices().nth(n).map_or(t.len(), |(i, _)| from + i)
+    t[from..]
+        .char_indices()
+        .nth(n)
+        .map_or(t.len(), |(i, _)| from + i)
 }
 
 #[cfg(test)]

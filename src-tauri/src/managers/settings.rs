@@ -48,8 +48,12 @@ impl SettingsManager {
             let mut cur = self.current.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::replace(&mut *cur, new.clone())
         };
-        let saved = settings::save(&self.path, &new)
-            .map_err(|e| format!("Settings could not be saved to {}: {e}", self.path.display()));
+        let saved = settings::save(&self.path, &new).map_err(|e| {
+            format!(
+                "Settings could not be saved to {}: {e}",
+                self.path.display()
+            )
+        });
         (old, new, saved)
     }
 }

@@ -181,7 +181,9 @@ impl Worker {
             Some(Ok(Offer::Secret)) => {
                 return self.say(
                     Level::Info,
-                    &format!("Not read: the {what} holds a password (flagged by a password manager)."),
+                    &format!(
+                        "Not read: the {what} holds a password (flagged by a password manager)."
+                    ),
                 );
             }
             Some(Ok(Offer::NotText)) => {
