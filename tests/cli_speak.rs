@@ -254,15 +254,14 @@ fn a_megabyte_of_text_streams_to_the_file() {
     let mut max_rss_kb = 0u64;
     while start.elapsed().as_secs() < 120 {
         std::thread::sleep(std::time::Duration::from_millis(200));
-        if let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
-            if let Some(kb) = status
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+            && let Some(kb) = status
                 .lines()
                 .find(|l| l.starts_with("VmRSS:"))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|v| v.parse::<u64>().ok())
-            {
-                max_rss_kb = max_rss_kb.max(kb);
-            }
+        {
+            max_rss_kb = max_rss_kb.max(kb);
         }
         if std::fs::metadata(&wav).map(|m| m.len()).unwrap_or(0) > 1_000_000 {
             grew = true;

@@ -10,7 +10,6 @@ mod events;
 mod managers;
 mod settings;
 mod shortcut;
-mod speech;
 mod tray;
 
 use events::{Level, NoticeLog};

@@ -2,8 +2,12 @@
 //! and turns every error into one clear line and a non-zero exit code.
 
 mod bench;
+mod bench_onset;
+mod bench_text;
+mod follow;
 mod speak;
 mod text_cmd;
+mod voice_args;
 mod voice_cmd;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +31,8 @@ struct Cli {
 enum Command {
     /// Speak text through the speakers, or write it to a WAV file.
     Speak(speak::SpeakArgs),
+    /// Speak lines as they arrive on stdin (or in a growing file): live captions.
+    Follow(follow::FollowArgs),
     /// Show what the text front-end makes of a text.
     Text(text_cmd::TextArgs),
     /// Import and list voices.
@@ -41,6 +47,7 @@ pub fn main() -> ExitCode {
     init_logging(cli.verbose);
     let result = match cli.command {
         Command::Speak(args) => speak::run(args),
+        Command::Follow(args) => follow::run(args),
         Command::Text(args) => text_cmd::run(args),
         Command::Voice(cmd) => voice_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),

@@ -1,31 +1,20 @@
 //! `hark speak`: text (or ids) → audio device or WAV file.
+//! Playing goes through the streaming engine (sound starts after the first chunk); `--out`
+//! and `--ids` use the synchronous synthesiser, whose output is the reference.
 
+use super::voice_args::VoiceArgs;
 use crate::audio::{Player, WavFormat, WavSink};
-use crate::engine::{BackendChoice, Synthesizer};
+use crate::engine::{Engine, EngineError, Event, Mode, Synthesizer};
 use crate::voice::Voice;
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Args)]
 pub struct SpeakArgs {
-    /// Voice name (in the voice folder) or path to a voice folder.
-    #[arg(long)]
-    voice: Option<String>,
-    #[arg(long, value_enum, default_value = "auto")]
-    backend: BackendChoice,
-    /// Speech duration multiplier: 2.0 is half as fast, 0.5 twice as fast.
-    #[arg(long)]
-    length_scale: Option<f32>,
-    /// Prior noise; 0 makes the voice deterministic.
-    #[arg(long)]
-    noise_scale: Option<f32>,
-    /// Duration noise; 0 makes the rhythm deterministic.
-    #[arg(long)]
-    noise_w: Option<f32>,
-    /// Seed for the noise generator.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    #[command(flatten)]
+    voice: VoiceArgs,
     /// Write a WAV file instead of playing.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -35,34 +24,40 @@ pub struct SpeakArgs {
     /// Comma-separated phoneme ids; bypasses the text front-end.
     #[arg(long, value_delimiter = ',', conflicts_with = "text")]
     ids: Option<Vec<i64>>,
+    /// Frames per engine step when playing (default: adaptive).
+    #[arg(long, conflicts_with = "out")]
+    steps: Option<usize>,
     /// The text to speak, or `-` to read stdin.
     text: Option<String>,
 }
 
+/// Segment budget for file output: long enough for any real sentence.
+const FILE_SEGMENT_CHARS: usize = 2000;
+
+/// Time for the device's own buffer to play out after the last sample left the callback.
+pub(super) const DEVICE_TAIL: Duration = Duration::from_millis(250);
+
 pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
-    let voice = Voice::load(args.voice.as_deref())?;
-    let mut synth = Synthesizer::new(voice, args.backend)?;
-    if let Some(x) = args.length_scale {
-        anyhow::ensure!(
-            x > 0.0 && x.is_finite(),
-            "--length-scale must be a positive number"
-        );
-        synth.scales.length_scale = x;
-    }
-    if let Some(x) = args.noise_scale {
-        anyhow::ensure!(x >= 0.0 && x.is_finite(), "--noise-scale must be 0 or more");
-        synth.scales.noise_scale = x;
-    }
-    if let Some(x) = args.noise_w {
-        anyhow::ensure!(x >= 0.0 && x.is_finite(), "--noise-w must be 0 or more");
-        synth.scales.noise_w = x;
-    }
-    synth.seed = args.seed;
-    let rate = synth.voice.config.sample_rate;
+    let voice = Voice::load(args.voice.voice.as_deref())?;
     let text = match &args.ids {
         Some(_) => None,
         None => Some(super::read_text_arg(args.text.clone())?),
     };
+    if let (None, Some(t)) = (&args.out, &text) {
+        return play_streaming(&args, voice, t);
+    }
+    let mut synth = Synthesizer::new(voice, args.voice.backend)?;
+    args.voice.apply(&mut synth.scales)?;
+    synth.seed = args.voice.seed;
+    synth.normalize = !args.voice.raw;
+    synth.segment.normalize = args.voice.norm.options()?;
+    if args.out.is_some() {
+        // A file has no onset to protect: keep whole sentences, so prosody (and the samples)
+        // are exactly what Piper makes of each sentence.
+        synth.segment.max_chars = FILE_SEGMENT_CHARS;
+        synth.segment.first_max_chars = FILE_SEGMENT_CHARS;
+    }
+    let rate = synth.voice.config.sample_rate;
     let speak = |sink: &mut dyn FnMut(&[f32]) -> Result<(), String>| match (&args.ids, &text) {
         (Some(ids), _) => synth.speak_ids(ids, sink),
         (None, Some(t)) => synth.speak_text(t, sink),
@@ -80,5 +75,40 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
             player.finish()?;
         }
     }
+    Ok(())
+}
+
+fn play_streaming(args: &SpeakArgs, voice: Voice, text: &str) -> anyhow::Result<()> {
+    if text.trim().is_empty() {
+        return Err(EngineError::EmptyText.into());
+    }
+    let cfg = args.voice.engine_config(voice, args.steps)?;
+    let (engine, mut events) = Engine::start(cfg).context("cannot play audio")?;
+    let id = engine.speak(text, Mode::Queue);
+    let (mut started, mut failure) = (false, None);
+    // The engine always ends an utterance with `Finished`, and the channel closes if it dies.
+    while let Some(ev) = events.blocking_recv() {
+        match ev {
+            Event::Started { .. } => started = true,
+            Event::Error { message, .. } => {
+                eprintln!("hark: warning: {message}");
+                failure = Some(message);
+            }
+            Event::Finished { id: done, stopped } if done == id => {
+                if stopped {
+                    anyhow::bail!(failure.unwrap_or_else(|| "speech was stopped".into()));
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    if !started {
+        return Err(failure
+            .map(anyhow::Error::msg)
+            .unwrap_or_else(|| EngineError::NothingSpeakable.into()));
+    }
+    std::thread::sleep(DEVICE_TAIL);
+    drop(engine);
     Ok(())
 }

@@ -1,10 +1,25 @@
-//! The engine: text in, audio out, one sentence at a time so that long text streams instead of
-//! building one giant tensor. (The threaded streaming engine builds on this.)
+//! The engine: text in, audio out.
+//!
+//! - [`Synthesizer`]: synchronous, one sentence at a time (`hark speak --out`, `hark bench`).
+//! - [`Engine`]: the streaming engine (a phonemiser thread, a bounded phoneme queue, an engine
+//!   thread owning the backend and the audio output, adaptive step sizes); see `api.rs`.
+
+mod api;
+mod producer;
+pub mod queue;
+pub mod segment;
+pub mod steps;
+mod worker;
+
+pub use api::{Engine, EngineConfig, Event, Events, Mode, Output, Settings, Stats, UtteranceId};
+pub use steps::StepMode;
 
 use crate::model::Scales;
+use crate::model::backend::{Backend, CpuBackend};
 use crate::model::cpu::pipeline;
 use crate::text;
 use crate::voice::Voice;
+use std::sync::Arc;
 
 /// Longest piece of text phonemised in one go; longer runs are cut at sentence punctuation,
 /// then at whitespace.
@@ -36,6 +51,19 @@ pub enum EngineError {
     Sink(String),
 }
 
+/// The backend for `choice`; called on the engine thread, which then owns it.
+pub fn make_backend(
+    choice: BackendChoice,
+    voice: &Arc<Voice>,
+) -> Result<Box<dyn Backend>, EngineError> {
+    match choice {
+        BackendChoice::Cuda => Err(EngineError::CudaUnavailable),
+        BackendChoice::Auto | BackendChoice::Cpu => {
+            Ok(Box::new(CpuBackend::new(Arc::clone(voice))))
+        }
+    }
+}
+
 /// What one `speak` produced.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SpeakReport {
@@ -47,6 +75,9 @@ pub struct Synthesizer {
     pub voice: Voice,
     pub scales: Scales,
     pub seed: u64,
+    /// Normalise and segment text before phonemising (`false`: raw text straight to espeak).
+    pub normalize: bool,
+    pub segment: text::segment::SegmentOptions,
 }
 
 impl Synthesizer {
@@ -59,6 +90,8 @@ impl Synthesizer {
             voice,
             scales,
             seed: 0,
+            normalize: true,
+            segment: Default::default(),
         })
     }
 
@@ -73,8 +106,18 @@ impl Synthesizer {
         }
         let cfg = &self.voice.config;
         let mut report = SpeakReport::default();
-        for range in text::split_sentences(raw, MAX_PIECE_CHARS) {
-            let piece = &raw[range];
+        let pieces: Vec<String> = if self.normalize {
+            text::segment::segments(raw, &self.segment)
+                .into_iter()
+                .map(|s| s.text)
+                .collect()
+        } else {
+            text::split_sentences(raw, MAX_PIECE_CHARS)
+                .into_iter()
+                .map(|r| raw[r].to_string())
+                .collect()
+        };
+        for piece in &pieces {
             for sentence in text::text_to_ids(piece, &cfg.espeak_voice, &cfg.phoneme_id_map)? {
                 // BOS, PAD, EOS alone: nothing audible to say.
                 if sentence.ids.len() <= 3 {

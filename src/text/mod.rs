@@ -2,7 +2,9 @@
 
 mod clause;
 pub mod espeak;
+pub mod normalize;
 pub mod phonemes;
+pub mod segment;
 
 pub use espeak::espeak_version;
 pub use phonemes::{Sentence, phoneme_ids, phonemize, split_sentences, text_to_ids};

@@ -99,12 +99,12 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
         ));
     }
     // Cross-check k_channels against the query scale 1/√k_channels (`…/attn_layers.0/Div`).
-    if let Some(scale) = gr.scalar_input("/enc_p/encoder/attn_layers.0/Div", 1) {
-        if (scale - (k_channels as f32).sqrt()).abs() > 1e-3 * scale.abs() {
-            return Err(format!(
-                "attention scale {scale} doesn't match k_channels {k_channels}"
-            ));
-        }
+    if let Some(scale) = gr.scalar_input("/enc_p/encoder/attn_layers.0/Div", 1)
+        && (scale - (k_channels as f32).sqrt()).abs() > 1e-3 * scale.abs()
+    {
+        return Err(format!(
+            "attention scale {scale} doesn't match k_channels {k_channels}"
+        ));
     }
     let ffn = "enc_p.encoder.ffn_layers.0.conv_1.weight";
     let proj_out = gr.dim("enc_p.proj.weight", 3, 0)?;
@@ -172,7 +172,7 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
         );
     }
     let n_res = gr.count(|i| format!("/dec/resblocks.{i}/convs.0/Conv"));
-    if n_ups == 0 || n_res == 0 || n_res % n_ups != 0 {
+    if n_ups == 0 || n_res == 0 || !n_res.is_multiple_of(n_ups) {
         return Err(format!(
             "decoder has {n_ups} upsamplers and {n_res} resblocks"
         ));

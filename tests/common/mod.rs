@@ -1,6 +1,8 @@
 //! Shared helpers for integration tests: finding generated data, reading the oracle's dumps.
 #![allow(dead_code)]
 
+pub mod audio;
+pub mod engine;
 pub mod npy;
 
 use hark::model::tensor::Tensor;

@@ -11,7 +11,7 @@ use crate::managers::settings::SettingsManager;
 use crate::managers::sources::{SourcesManager, SourcesStatus};
 use crate::settings::{self, Settings};
 use crate::shortcut::{Bindings, ShortcutStatus};
-use crate::speech::Mode;
+use hark::engine::Mode;
 use serde::Serialize;
 use tauri::{AppHandle, Manager, State as S};
 

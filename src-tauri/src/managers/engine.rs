@@ -1,12 +1,14 @@
-//! The adapter between the app and the speech engine: starts it off the main thread, turns the
-//! app's settings into engine settings, and turns engine events into UI status. Swapping the
-//! stand-in (`crate::speech`) for the streaming engine is a change to this file only.
+//! The adapter between the app and the streaming engine (`hark::engine::Engine`): starts it off
+//! the main thread, turns the app's settings into engine settings, feeds long text in pieces,
+//! and turns engine events into UI status. The only file that knows the engine's API.
 
 use crate::events;
 use crate::managers::history::{HistoryManager, Source};
+use crate::settings::StepMode as StepPref;
 use crate::settings::{BackendPref, Settings};
-use crate::speech::{self, Engine, Event, Events, Mode};
-use hark::engine::{BackendChoice, EngineError};
+use hark::engine::{
+    self, BackendChoice, Engine, EngineConfig, EngineError, Event, Events, Mode, StepMode,
+};
 use hark::model::Scales;
 use hark::voice::{Voice, VoiceError};
 use serde::Serialize;
@@ -167,19 +169,21 @@ impl EngineManager {
             .map(|n| n.to_string_lossy().into_owned());
         let scales: Scales = voice.config.inference.into();
         *lock(&self.voice_scales) = Some(scales);
-        let engine_settings = self.engine_settings(settings);
-        let started = match Engine::start(voice, backend_choice(settings.backend), engine_settings)
-        {
+        let voice = Arc::new(voice);
+        let config = |backend| {
+            let mut c = EngineConfig::new(Arc::clone(&voice));
+            c.backend = backend;
+            c.settings = self.engine_settings(settings);
+            c
+        };
+        let started = match Engine::start(config(backend_choice(settings.backend))) {
             Err(EngineError::CudaUnavailable) => {
                 events::notice(
                     &self.app,
                     events::Level::Warning,
                     "The GPU backend is not available in this build; using the CPU.",
                 );
-                // The voice was moved into the failed start: load it again for the CPU.
-                load_voice(settings.voice.as_deref())
-                    .map_err(|e| EngineError::Sink(e.to_string()))
-                    .and_then(|(v, _)| Engine::start(v, BackendChoice::Cpu, engine_settings))
+                Engine::start(config(BackendChoice::Cpu))
             }
             other => other,
         };
@@ -216,6 +220,7 @@ impl EngineManager {
                 break;
             }
             match ev {
+                Event::Chunk { .. } => {}
                 Event::Started { id } => {
                     // A first figure for the panel now; the engine's own onset replaces it
                     // with the utterance's stats.
@@ -326,7 +331,7 @@ impl EngineManager {
         let id = {
             // Held across `speak` so the event thread cannot see the id before it is known.
             let mut u = lock(&self.utterances);
-            let id = engine.speak(&text, mode);
+            let id = submit(&engine, &text, mode);
             if mode == Mode::Interrupt {
                 u.clear();
             }
@@ -396,20 +401,60 @@ impl EngineManager {
         }
     }
 
-    fn engine_settings(&self, s: &Settings) -> speech::Settings {
+    fn engine_settings(&self, s: &Settings) -> engine::Settings {
         let voice = lock(&self.voice_scales).unwrap_or(Scales {
             noise_scale: 0.667,
             length_scale: 1.0,
             noise_w: 0.8,
         });
-        speech::Settings {
+        engine::Settings {
             scales: Scales {
                 noise_scale: s.noise_scale.unwrap_or(voice.noise_scale),
                 length_scale: voice.length_scale * s.length_scale(),
                 noise_w: s.noise_w.unwrap_or(voice.noise_w),
             },
             volume: s.volume,
+            steps: match s.step_mode {
+                StepPref::Auto => StepMode::Auto,
+                StepPref::Fixed => StepMode::Fixed(s.step_frames as usize),
+            },
+            seed: 0,
         }
+    }
+}
+
+/// Text handed to the engine per call: a 10 MB clipboard goes in as a run of appends, so no
+/// stage ever holds or scans the whole text at once.
+const PIECE_BYTES: usize = 16 * 1024;
+
+/// Speaks `text` as one utterance: the first piece with `mode`, the rest appended to it.
+fn submit(engine: &Engine, text: &str, mode: Mode) -> u64 {
+    let end = window_end(text, 0, PIECE_BYTES);
+    let id = engine.speak(&text[..end], mode);
+    let mut start = end;
+    while start < text.len() {
+        let end = window_end(text, start, PIECE_BYTES);
+        engine.append(&text[start..end]);
+        start = end;
+    }
+    id
+}
+
+/// End of the next piece of at most `max` bytes, cut after whitespace when there is some.
+fn window_end(text: &str, start: usize, max: usize) -> usize {
+    if text.len() - start <= max {
+        return text.len();
+    }
+    let mut end = start + max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[start..end].rfind(char::is_whitespace) {
+        Some(i) if i > 0 => {
+            let ws = text[start + i..].chars().next().map_or(1, char::len_utf8);
+            start + i + ws
+        }
+        _ => end,
     }
 }
 
@@ -462,6 +507,16 @@ fn fwd_chars(t: &str, from: usize, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_cut_after_whitespace_and_on_char_boundaries() {
+        let t = "aaaa bbbb cccc";
+        assert_eq!(window_end(t, 0, 7), 5);
+        assert_eq!(window_end(t, 5, 100), t.len());
+        let u = "éééééééé";
+        let e = window_end(u, 0, 5);
+        assert!(u.is_char_boundary(e) && e <= 5 && e > 0);
+    }
 
     #[test]
     fn context_windows_count_chars_not_bytes() {

@@ -7,7 +7,7 @@ use crate::clipboard::{self, Offer, Selection, X11};
 use crate::events::{self, Level};
 use crate::managers::engine::EngineManager;
 use crate::managers::history::{HistoryManager, Source};
-use crate::speech::Mode;
+use hark::engine::Mode;
 use serde::Serialize;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
@@ -33,8 +33,8 @@ pub struct SourcesStatus {
 }
 
 pub enum Request {
-    /// The CLIPBOARD has a new owner (from the XFixes watcher).
-    ClipboardChanged,
+    /// The CLIPBOARD has a new owner (from the XFixes watcher, at this instant).
+    ClipboardChanged(std::time::Instant),
     /// Read the clipboard now, even if it was read before.
     SpeakClipboard,
     /// Read the PRIMARY selection now.
@@ -133,7 +133,10 @@ fn spawn_watcher(tx: mpsc::Sender<Request>) -> Result<(), clipboard::X11Error> {
         .name("hark-clipboard-watch".into())
         .spawn(move || {
             while x.wait_change().is_ok() {
-                if tx.send(Request::ClipboardChanged).is_err() {
+                if tx
+                    .send(Request::ClipboardChanged(std::time::Instant::now()))
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -167,11 +170,12 @@ fn worker(app: AppHandle, rx: mpsc::Receiver<Request>) {
 impl Worker {
     fn handle(&mut self, r: Request) {
         let sources = self.app.state::<SourcesManager>();
-        let (sel, explicit) = match r {
-            Request::ClipboardChanged if !sources.auto_read() => return,
-            Request::ClipboardChanged => (Selection::Clipboard, false),
-            Request::SpeakClipboard => (Selection::Clipboard, true),
-            Request::SpeakSelection => (Selection::Primary, true),
+        let t0 = std::time::Instant::now();
+        let (sel, explicit, since) = match r {
+            Request::ClipboardChanged(_) if !sources.auto_read() => return,
+            Request::ClipboardChanged(at) => (Selection::Clipboard, false, at),
+            Request::SpeakClipboard => (Selection::Clipboard, true, t0),
+            Request::SpeakSelection => (Selection::Primary, true, t0),
         };
         let what = match sel {
             Selection::Clipboard => "clipboard",
@@ -231,6 +235,12 @@ impl Worker {
         let history = self.app.state::<HistoryManager>();
         match engine.speak(text.clone(), source, Mode::Interrupt) {
             Ok(id) => {
+                // Timing only, never the text: the app's share of clipboard → first sound.
+                tracing::info!(
+                    "{source:?} change → engine in {:.2} ms ({} bytes)",
+                    since.elapsed().as_secs_f64() * 1e3,
+                    text.len()
+                );
                 history.add(source, &text, Some(id));
                 events::history(&self.app);
             }

@@ -2,7 +2,10 @@
 //! `F · hop` samples, plus the windowed flow+decoder used for streaming.
 
 use super::flow::{check_input, flow_reverse};
-use super::ops::{conv_transpose1d_fast, conv1d_fused, leaky_relu};
+use super::ops::conv1d_fused;
+use super::polyphase::Polyphase;
+use super::upsample::{ResConv, Stage};
+use super::vmath::tanh_in_place;
 use super::{ModelError, Result};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
@@ -84,7 +87,14 @@ pub fn resblock2(w: &Weights, d: &ModelDims, index: usize, x: &Tensor) -> Result
 
 /// Upsampling stage `stage`: LReLU₀.₁ → ConvTranspose (`dec.ups.{stage}`, stride = rate,
 /// padding (k − rate)/2) → mean of the stage's ResBlock2s. `[C, T]` → `[C/2, T · rate]`.
+/// Computed fused over time tiles (see [`super::upsample`]); [`resblock2`] is the unfused
+/// definition of one block.
 pub fn upsample_stage(w: &Weights, d: &ModelDims, stage: usize, x: &Tensor) -> Result<Tensor> {
+    Ok(stage_weights(w, d, stage, x)?.run(x, None))
+}
+
+/// The weights of stage `stage`, checked against `x`'s shape.
+fn stage_weights<'a>(w: &'a Weights, d: &ModelDims, stage: usize, x: &Tensor) -> Result<Stage<'a>> {
     check_decoder_dims(d)?;
     if stage >= d.upsample_rates.len() {
         return Err(ModelError::Input(format!(
@@ -97,23 +107,30 @@ pub fn upsample_stage(w: &Weights, d: &ModelDims, stage: usize, x: &Tensor) -> R
     let (rate, k) = (d.upsample_rates[stage], d.upsample_kernel_sizes[stage]);
     let uw = w.get_shaped(&format!("dec.ups.{stage}.weight"), &[cin, cout, k])?;
     let ub = w.get_shaped(&format!("dec.ups.{stage}.bias"), &[cout])?;
-    let mut xa = x.clone();
-    leaky_relu(&mut xa.data, LRELU_SLOPE);
-    let up = conv_transpose1d_fast(&xa, uw, Some(ub), rate, (k - rate) / 2);
-    drop(xa);
     let nk = d.resblock_kernel_sizes.len();
-    let mut sum: Option<Tensor> = None;
-    for j in 0..nk {
-        let r = resblock2(w, d, stage * nk + j, &up)?;
-        match sum.as_mut() {
-            None => sum = Some(r),
-            Some(s) => s.data.iter_mut().zip(&r.data).for_each(|(a, b)| *a += b),
-        }
-    }
-    let mut sum = sum.expect("at least one resblock");
-    let n = nk as f32;
-    sum.data.iter_mut().for_each(|v| *v /= n);
-    Ok(sum)
+    let blocks = (stage * nk..(stage + 1) * nk)
+        .map(|index| {
+            let k = d.resblock_kernel_sizes[index % nk];
+            d.resblock_dilation_sizes[index % nk]
+                .iter()
+                .enumerate()
+                .map(|(j, &dil)| {
+                    let p = format!("dec.resblocks.{index}.convs.{j}");
+                    Ok(ResConv {
+                        w: w.get_shaped(&format!("{p}.weight"), &[cout, cout, k])?,
+                        b: w.get_shaped(&format!("{p}.bias"), &[cout])?,
+                        dil,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Stage {
+        ups: Polyphase::new(uw, rate, (k - rate) / 2),
+        ups_b: ub,
+        blocks,
+        slope: LRELU_SLOPE,
+    })
 }
 
 /// The whole decoder: `z [C, F]` → `F · hop` samples in [−1, 1].
@@ -138,7 +155,7 @@ pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
         None
     };
     let mut y = conv1d_fused(&x, post_w, post_b, (kq - 1) / 2, 1, Some(FINAL_SLOPE), None).data;
-    y.iter_mut().for_each(|v| *v = v.tanh());
+    tanh_in_place(&mut y);
     Ok(y)
 }
 
@@ -258,30 +275,40 @@ mod tests {
         assert!(rel_l2(&got.data, &want) < 1e-6);
     }
 
+    /// The fused stage against its definition (LReLU → ConvTranspose → mean of ResBlock2s),
+    /// over lengths shorter and longer than the halos and tiles that split them anywhere.
     #[test]
     fn upsample_stage_is_mean_of_resblocks() {
         let d = tiny_dims();
         let w = random_weights(&d, 21);
-        let x = random_tensor(5, &[8, 9], 1.0);
-        let got = upsample_stage(&w, &d, 1, &x).unwrap();
-        assert_eq!(got.shape, vec![4, 9 * 8]);
-        let mut xa = x.clone();
-        leaky_relu(&mut xa.data, 0.1);
-        let up = crate::model::cpu::ops::conv_transpose1d(
-            &xa,
-            w.get("dec.ups.1.weight").unwrap(),
-            w.get("dec.ups.1.bias").ok(),
-            8,
-            4,
-        );
-        let mut want = vec![0f32; up.len()];
-        for j in 3..6 {
-            let r = resblock2(&w, &d, j, &up).unwrap();
-            want.iter_mut()
-                .zip(&r.data)
-                .for_each(|(a, b)| *a += b / 3.0);
+        for (stage, t) in [(1, 1), (1, 9), (1, 30), (2, 2), (2, 41), (0, 17)] {
+            let cin = d.upsample_initial_channel >> stage;
+            let x = random_tensor(5 + t as u64, &[cin, t], 1.0);
+            let mut xa = x.clone();
+            crate::model::cpu::ops::leaky_relu(&mut xa.data, 0.1);
+            let (rate, k) = (d.upsample_rates[stage], d.upsample_kernel_sizes[stage]);
+            let up = crate::model::cpu::ops::conv_transpose1d(
+                &xa,
+                w.get(&format!("dec.ups.{stage}.weight")).unwrap(),
+                w.get(&format!("dec.ups.{stage}.bias")).ok(),
+                rate,
+                (k - rate) / 2,
+            );
+            let mut want = vec![0f32; up.len()];
+            for j in 3 * stage..3 * stage + 3 {
+                let r = resblock2(&w, &d, j, &up).unwrap();
+                want.iter_mut().zip(&r.data).for_each(|(a, b)| *a += b);
+            }
+            want.iter_mut().for_each(|v| *v /= 3.0);
+            let sw = stage_weights(&w, &d, stage, &x).unwrap();
+            for tile in [None, Some(rate), Some(3 * rate), Some(40)] {
+                let got = sw.run(&x, tile);
+                assert_eq!(got.shape, vec![cin / 2, t * rate]);
+                let e = rel_l2(&got.data, &want);
+                assert!(e < 1e-6, "stage {stage} t {t} tile {tile:?}: {e}");
+            }
+            assert_eq!(upsample_stage(&w, &d, stage, &x).unwrap().shape, up.shape);
         }
-        assert!(rel_l2(&got.data, &want) < 1e-6);
     }
 
     #[test]

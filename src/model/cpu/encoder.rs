@@ -34,13 +34,13 @@ pub fn text_encoder(w: &Weights, d: &ModelDims, ids: &[i64]) -> Result<EncoderOu
             d.n_vocab
         )));
     }
-    if d.n_heads == 0 || h % d.n_heads != 0 {
+    if d.n_heads == 0 || !h.is_multiple_of(d.n_heads) {
         return Err(ModelError::Input(format!(
             "{h} channels do not split into {} heads",
             d.n_heads
         )));
     }
-    if d.ffn_kernel_size % 2 == 0 {
+    if d.ffn_kernel_size.is_multiple_of(2) {
         return Err(ModelError::Input(format!(
             "even FFN kernel size {} is not supported",
             d.ffn_kernel_size

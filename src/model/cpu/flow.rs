@@ -6,6 +6,7 @@
 //! `x1 ← x1 − post(WN(pre(x0)))`. Batch 1, mask all ones.
 
 use super::ops::{conv1d, conv1d_fused};
+use super::vmath::tanh_sigmoid_gate;
 use super::{ModelError, Result};
 use crate::model::tensor::Tensor;
 use crate::voice::{ModelDims, Weights};
@@ -36,7 +37,7 @@ pub fn wavenet(w: &Weights, d: &ModelDims, prefix: &str, x: &Tensor) -> Result<T
     let k = d.flow_kernel_size;
     let layers = d.flow_wn_layers;
     check_input(x, h, "wavenet")?;
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         return Err(ModelError::Input(format!("wavenet: even kernel size {k}")));
     }
     let t = x.dim(1);
@@ -59,9 +60,7 @@ pub fn wavenet(w: &Weights, d: &ModelDims, prefix: &str, x: &Tensor) -> Result<T
         // Gate in place: the first H rows become tanh(a[:H]) · σ(a[H:]).
         {
             let (ta, sa) = a.data.split_at_mut(h * t);
-            for (u, &v) in ta.iter_mut().zip(sa.iter()) {
-                *u = u.tanh() * (1.0 / (1.0 + (-v).exp()));
-            }
+            tanh_sigmoid_gate(ta, sa);
         }
         a.data.truncate(h * t);
         a.shape = vec![h, t];
@@ -103,7 +102,7 @@ pub fn coupling_mean(w: &Weights, d: &ModelDims, c: usize, x0: &Tensor) -> Resul
 pub fn coupling_reverse(w: &Weights, d: &ModelDims, c: usize, x: &Tensor) -> Result<Tensor> {
     let ch = d.inter_channels;
     check_input(x, ch, "coupling_reverse")?;
-    if ch % 2 != 0 {
+    if !ch.is_multiple_of(2) {
         return Err(ModelError::Input(format!(
             "coupling: odd channel count {ch}"
         )));

@@ -1,6 +1,7 @@
 //! CPU f32 reference implementation of Piper's VITS, one function per stage, so that every
 //! GPU kernel can be checked against its CPU twin stage by stage.
 pub mod decoder;
+pub mod direct;
 pub mod duration;
 pub mod durations;
 pub mod encoder;
@@ -8,9 +9,13 @@ pub mod flow;
 pub mod noise;
 pub mod ops;
 pub mod pipeline;
+pub mod polyphase;
 pub mod spline;
 #[cfg(test)]
 pub(crate) mod testutil;
+mod tiles;
+mod upsample;
+pub mod vmath;
 
 use crate::voice::WeightsError;
 

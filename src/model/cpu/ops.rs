@@ -1,11 +1,11 @@
-//! CPU building blocks on channels-first `[C, T]` tensors. Convolutions are expressed as
-//! strided GEMMs (one per kernel tap) so no im2col buffer is ever built.
+//! CPU building blocks on channels-first `[C, T]` tensors. Convolutions run on the direct
+//! kernel of [`super::direct`]; `matmul` and the reference transposed convolution use `gemm`.
 
+use super::direct::{ConvDims, conv_valid_acc_raw};
+use super::polyphase::Polyphase;
+use super::tiles::{PARALLEL_MACS, SharedOut, conv_tile_columns, for_each_tile, padded_block_of};
 use crate::model::tensor::Tensor;
 use gemm::Parallelism;
-
-/// Below this many multiply-accumulates a GEMM runs on one thread: spawning costs more.
-const PARALLEL_MACS: usize = 1 << 20;
 
 /// A strided matrix view: element (r, c) is at `ptr[r * rs + c * cs]`.
 #[derive(Clone, Copy)]
@@ -98,6 +98,7 @@ pub fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
 }
 
 /// 1-D convolution, stride 1: `x [Cin, T]`, `w [Cout, Cin, K]` → `[Cout, T + 2·pad − dil·(K−1)]`.
+/// (The unfused case of [`conv1d_fused`].)
 pub fn conv1d(
     x: &Tensor,
     w: &Tensor,
@@ -105,51 +106,7 @@ pub fn conv1d(
     pad: usize,
     dilation: usize,
 ) -> Tensor {
-    let (cin, t) = (x.dim(0), x.dim(1));
-    let (cout, wcin, k) = (w.dim(0), w.dim(1), w.dim(2));
-    assert_eq!(
-        cin, wcin,
-        "conv1d: input has {cin} channels, weight expects {wcin}"
-    );
-    let span = dilation * (k - 1);
-    assert!(t + 2 * pad >= span, "conv1d: input too short");
-    let t_out = t + 2 * pad - span;
-    let mut out = Tensor::zeros(vec![cout, t_out]);
-    init_bias(&mut out, bias);
-    for tap in 0..k {
-        // Output column `o` reads input column `o + tap·dil − pad`; keep only valid ones.
-        let shift = (tap * dilation) as isize - pad as isize;
-        let o_start = (-shift).max(0) as usize;
-        let o_end = ((t as isize - shift).min(t_out as isize)).max(0) as usize;
-        if o_start >= o_end {
-            continue;
-        }
-        // SAFETY: rows/cols stay inside `out`, `w` (tap column, stride K) and `x`.
-        unsafe {
-            gemm_strided(
-                cout,
-                o_end - o_start,
-                cin,
-                out.data.as_mut_ptr().add(o_start),
-                View {
-                    rs: t_out as isize,
-                    cs: 1,
-                },
-                true,
-                w.data.as_ptr().add(tap),
-                View {
-                    rs: (cin * k) as isize,
-                    cs: k as isize,
-                },
-                x.data.as_ptr().offset(o_start as isize + shift),
-                View {
-                    rs: t as isize,
-                    cs: 1,
-                },
-            );
-        }
-    }
-    out
+    conv1d_fused(x, w, bias, pad, dilation, None, None)
 }
 
 /// Depthwise 1-D convolution (groups = channels): `w [C, 1, K]`, "same" padding.
@@ -240,55 +197,14 @@ pub fn conv_transpose1d(
     out
 }
 
-/// Raw output pointer shared by tile tasks that write disjoint columns.
-#[derive(Clone, Copy)]
-struct SharedOut(*mut f32);
-// SAFETY: tasks only write disjoint column ranges of the buffer behind the pointer.
-unsafe impl Send for SharedOut {}
-unsafe impl Sync for SharedOut {}
-
-impl SharedOut {
-    /// A method, not `.0`, so closures capture the `Sync` wrapper rather than the raw field.
-    fn ptr(self) -> *mut f32 {
-        self.0
-    }
-}
-
-/// Columns per tile so that a tile's im2col buffer (`rows` × tile floats) stays in L2.
-fn tile_columns(rows: usize, total: usize) -> usize {
-    const BUDGET: usize = 96 * 1024; // floats
-    let t = (BUDGET / rows.max(1)).clamp(32, 1024) / 16 * 16;
-    t.min(total.max(1))
-}
-
-/// Runs `body(tile_start, tile_end, scratch)` over `[0, total)` in tiles of `tile`,
-/// on the rayon pool when the work (`macs`) is worth it.
-fn for_each_tile(
-    total: usize,
-    tile: usize,
-    macs: usize,
-    body: impl Fn(usize, usize, &mut Vec<f32>) + Sync,
-) {
-    use rayon::prelude::*;
-    let n_tiles = total.div_ceil(tile);
-    let run =
-        |i: usize, scratch: &mut Vec<f32>| body(i * tile, ((i + 1) * tile).min(total), scratch);
-    if macs >= PARALLEL_MACS && n_tiles > 1 {
-        (0..n_tiles)
-            .into_par_iter()
-            .for_each_init(Vec::new, |scratch, i| run(i, scratch));
-    } else {
-        let mut scratch = Vec::new();
-        (0..n_tiles).for_each(|i| run(i, &mut scratch));
-    }
-}
-
 /// 1-D convolution with optional fusions, `out = residual + bias + w ⊛ act(x)` where `act` is
 /// LeakyReLU(`pre_slope`) when given (applied to the input, as in `conv(lrelu(x))`), stride 1,
 /// zero padding `pad`. Same shapes as [`conv1d`]; `residual` must have the output's shape.
 ///
-/// Time is cut into tiles; each builds an im2col block `[Cin·K, tile]` (small enough for L2)
-/// and runs one GEMM with the weight viewed as `[Cout, Cin·K]`. Tiles run in parallel.
+/// Time is cut into tiles (in parallel when worth it). Each tile starts from residual + bias
+/// and runs the direct kernel of [`super::direct`] on its input columns; those are read in
+/// place when no padding or activation is needed, else copied once into a padded,
+/// activated scratch block small enough for L2.
 pub fn conv1d_fused(
     x: &Tensor,
     w: &Tensor,
@@ -313,81 +229,60 @@ pub fn conv1d_fused(
     if let Some(b) = bias {
         assert_eq!(b.len(), cout, "bias length does not match output channels");
     }
-    // Zeroed lazily by the allocator; each tile first writes residual + bias into its columns.
     let mut out = Tensor::zeros(vec![cout, t_out]);
-    let rows = cin * k;
-    let tile = tile_columns(rows, t_out);
+    if t_out == 0 || cout == 0 {
+        return out;
+    }
+    let in_place = pad == 0 && pre_slope.is_none();
+    let macs = cout * cin * k * t_out;
+    let tile = conv_tile_columns(if in_place { 0 } else { cin }, span, t_out, macs);
     let dst = SharedOut(out.data.as_mut_ptr());
-    for_each_tile(t_out, tile, cout * rows * t_out, |o0, o1, col| {
+    for_each_tile(t_out, tile, macs, |o0, o1, buf: &mut Vec<f32>| {
         let n = o1 - o0;
-        col.clear();
-        col.resize(rows * n, 0.0);
-        for ci in 0..cin {
-            let xr = &x.data[ci * t..(ci + 1) * t];
-            for tap in 0..k {
-                let dstrow = &mut col[(ci * k + tap) * n..(ci * k + tap + 1) * n];
-                // Column o reads x[o + tap·dil − pad] when that is inside [0, T).
-                let shift = (tap * dilation) as isize - pad as isize;
-                let lo = (-(o0 as isize) - shift).clamp(0, n as isize) as usize;
-                let hi = (t as isize - o0 as isize - shift).clamp(lo as isize, n as isize) as usize;
-                if lo == hi {
-                    continue;
-                }
-                let src = &xr[(o0 as isize + lo as isize + shift) as usize..][..hi - lo];
-                match pre_slope {
-                    Some(sl) => dstrow[lo..hi]
-                        .iter_mut()
-                        .zip(src)
-                        .for_each(|(d, &v)| *d = if v < 0.0 { v * sl } else { v }),
-                    None => dstrow[lo..hi].copy_from_slice(src),
-                }
+        for co in 0..cout {
+            let b = bias.map_or(0.0, |b| b.data[co]);
+            // SAFETY: columns [o0, o1) of row `co`, owned by this tile.
+            let row = unsafe { std::slice::from_raw_parts_mut(dst.ptr().add(co * t_out + o0), n) };
+            match residual {
+                Some(r) => row
+                    .iter_mut()
+                    .zip(&r.data[co * t_out + o0..co * t_out + o1])
+                    .for_each(|(d, &v)| *d = v + b),
+                None => row.fill(b),
             }
         }
-        if residual.is_some() || bias.is_some() {
-            for co in 0..cout {
-                let b = bias.map_or(0.0, |b| b.data[co]);
-                // SAFETY: columns [o0, o1) of row `co`, owned by this tile.
-                let row =
-                    unsafe { std::slice::from_raw_parts_mut(dst.ptr().add(co * t_out + o0), n) };
-                match residual {
-                    Some(r) => row
-                        .iter_mut()
-                        .zip(&r.data[co * t_out + o0..co * t_out + o1])
-                        .for_each(|(d, &v)| *d = v + b),
-                    None => row.fill(b),
-                }
-            }
-        }
-        // SAFETY: this tile writes only columns [o0, o1) of `out`; `col` is rows × n.
+        let d = ConvDims {
+            cin,
+            cout,
+            k,
+            dil: dilation,
+            n,
+        };
+        let (src, xs) = if in_place {
+            (&x.data[o0..], t)
+        } else {
+            padded_block_of(x, o0 as isize - pad as isize, d.in_cols(), pre_slope, buf);
+            (&buf[..], d.in_cols())
+        };
+        assert!(src.len() >= (cin - 1) * xs + d.in_cols());
+        // SAFETY: input bounds asserted above; this tile writes only columns [o0, o1) of
+        // rows < cout of `out`, which no other tile touches and no input aliases.
         unsafe {
-            gemm_strided_serial(
-                cout,
-                n,
-                rows,
-                dst.ptr().add(o0),
-                View {
-                    rs: t_out as isize,
-                    cs: 1,
-                },
+            conv_valid_acc_raw(
+                src.as_ptr(),
+                xs,
                 w.data.as_ptr(),
-                View {
-                    rs: rows as isize,
-                    cs: 1,
-                },
-                col.as_ptr(),
-                View {
-                    rs: n as isize,
-                    cs: 1,
-                },
-            );
-        }
+                d,
+                dst.ptr().add(o0),
+                t_out,
+            )
+        };
     });
     out
 }
 
 /// Transposed 1-D convolution, same contract as [`conv_transpose1d`], computed per output
-/// phase (polyphase): output column `q·stride + r` is an ordinary convolution of `x` with the
-/// taps `≡ r + pad (mod stride)`. Output columns are tiled and the tiles run in parallel.
+/// phase on the direct kernel (see [`Polyphase`]), output columns tiled in parallel.
 pub fn conv_transpose1d_fast(
     x: &Tensor,
     w: &Tensor,
@@ -395,144 +290,7 @@ pub fn conv_transpose1d_fast(
     stride: usize,
     pad: usize,
 ) -> Tensor {
-    let (cin, t) = (x.dim(0), x.dim(1));
-    let (wcin, cout, k) = (w.dim(0), w.dim(1), w.dim(2));
-    assert_eq!(cin, wcin, "conv_transpose1d: channel mismatch");
-    assert!(
-        stride > 0 && t > 0 && (t - 1) * stride + k > 2 * pad,
-        "conv_transpose1d: bad shape"
-    );
-    let t_out = (t - 1) * stride + k - 2 * pad;
-    let mut out = Tensor::zeros(vec![cout, t_out]);
-    init_bias(&mut out, bias);
-    // Per phase r: taps r0, r0 + s, … with r0 = (r + pad) mod s, and the input offset of tap j
-    // (i = q + off) is (r + pad − tap)/s. Weights packed per phase as [Cout, Cin·ntaps].
-    struct Phase {
-        offs: Vec<isize>,
-        packed: Vec<f32>,
-    }
-    let phases: Vec<Phase> = (0..stride)
-        .map(|r| {
-            let taps: Vec<usize> = ((r + pad) % stride..k).step_by(stride).collect();
-            let offs = taps
-                .iter()
-                .map(|&tap| (r as isize + pad as isize - tap as isize) / stride as isize)
-                .collect();
-            let nt = taps.len();
-            let mut packed = vec![0.0; cout * cin * nt];
-            for co in 0..cout {
-                for ci in 0..cin {
-                    for (j, &tap) in taps.iter().enumerate() {
-                        packed[co * cin * nt + ci * nt + j] = w.data[(ci * cout + co) * k + tap];
-                    }
-                }
-            }
-            Phase { offs, packed }
-        })
-        .collect();
-    let q_total = t_out.div_ceil(stride);
-    let max_rows = cin * k.div_ceil(stride);
-    let tile = tile_columns(max_rows, q_total);
-    let dst = SharedOut(out.data.as_mut_ptr());
-    for_each_tile(q_total, tile, cin * cout * k * t, |q0, q1, col| {
-        for (r, ph) in phases.iter().enumerate() {
-            // Output columns q·s + r for q in [q0, q1) that exist.
-            let qn = if r >= t_out {
-                0
-            } else {
-                ((t_out - r).div_ceil(stride)).min(q1)
-            };
-            if qn <= q0 || ph.offs.is_empty() {
-                continue;
-            }
-            let n = qn - q0;
-            let nt = ph.offs.len();
-            let rows = cin * nt;
-            col.clear();
-            col.resize(rows * n, 0.0);
-            for ci in 0..cin {
-                let xr = &x.data[ci * t..(ci + 1) * t];
-                for (j, &off) in ph.offs.iter().enumerate() {
-                    let dstrow = &mut col[(ci * nt + j) * n..(ci * nt + j + 1) * n];
-                    let lo = (-(q0 as isize) - off).clamp(0, n as isize) as usize;
-                    let hi =
-                        (t as isize - q0 as isize - off).clamp(lo as isize, n as isize) as usize;
-                    if lo < hi {
-                        let src = &xr[(q0 as isize + lo as isize + off) as usize..][..hi - lo];
-                        dstrow[lo..hi].copy_from_slice(src);
-                    }
-                }
-            }
-            // SAFETY: writes columns q·s + r, q in [q0, qn), all < t_out; tiles are disjoint.
-            unsafe {
-                gemm_strided_serial(
-                    cout,
-                    n,
-                    rows,
-                    dst.ptr().add(q0 * stride + r),
-                    View {
-                        rs: t_out as isize,
-                        cs: stride as isize,
-                    },
-                    ph.packed.as_ptr(),
-                    View {
-                        rs: rows as isize,
-                        cs: 1,
-                    },
-                    col.as_ptr(),
-                    View {
-                        rs: n as isize,
-                        cs: 1,
-                    },
-                );
-            }
-        }
-    });
-    out
-}
-
-/// `dst += lhs · rhs` on the calling thread.
-///
-/// # Safety
-/// As [`gemm_strided`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn gemm_strided_serial(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: *mut f32,
-    dv: View,
-    lhs: *const f32,
-    lv: View,
-    rhs: *const f32,
-    rv: View,
-) {
-    if m == 0 || n == 0 || k == 0 {
-        return;
-    }
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst,
-            dv.cs,
-            dv.rs,
-            true,
-            lhs,
-            lv.cs,
-            lv.rs,
-            rhs,
-            rv.cs,
-            rv.rs,
-            1.0,
-            1.0,
-            false,
-            false,
-            false,
-            Parallelism::None,
-        );
-    }
+    Polyphase::new(w, stride, pad).run(x, bias, None)
 }
 
 fn init_bias(out: &mut Tensor, bias: Option<&Tensor>) {

@@ -1,0 +1,187 @@
+//! Real-audio helpers: recording the CI null sink's monitor and comparing signals.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+pub const REC_RATE: usize = 48_000;
+
+/// True when a sound server with the `ci_sink` null sink is up (HARK_AUDIO_TESTS=1); otherwise
+/// prints the visible skip line.
+pub fn audio_tests_enabled() -> bool {
+    if std::env::var("HARK_AUDIO_TESTS").as_deref() == Ok("1") {
+        return true;
+    }
+    eprintln!(
+        "skipped: no sound server (source scripts/start-audio.sh and set HARK_AUDIO_TESTS=1)"
+    );
+    false
+}
+
+/// Records `ci_sink.monitor` (48 kHz stereo s16) until `stop`.
+pub struct Recorder {
+    child: Child,
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+impl Recorder {
+    pub fn start() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("rec.raw");
+        let child = Command::new("parec")
+            .args([
+                "--device=ci_sink.monitor",
+                "--rate=48000",
+                "--channels=2",
+                "--format=s16le",
+            ])
+            .args(["--latency-msec=20", "--raw"])
+            .stdout(std::fs::File::create(&path).expect("create recording"))
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("parec (pulseaudio-utils) must be installed");
+        // Let the recording settle before anything plays.
+        std::thread::sleep(Duration::from_millis(400));
+        Self {
+            child,
+            _dir: dir,
+            path,
+        }
+    }
+
+    /// Stops after a short tail; returns mono samples at 48 kHz.
+    pub fn stop(mut self) -> Vec<f32> {
+        std::thread::sleep(Duration::from_millis(400));
+        Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .ok();
+        self.child.wait().ok();
+        let bytes = std::fs::read(&self.path).expect("read recording");
+        bytes
+            .chunks_exact(4)
+            .map(|f| {
+                let l = i16::from_le_bytes([f[0], f[1]]) as f32;
+                let r = i16::from_le_bytes([f[2], f[3]]) as f32;
+                (l + r) / 2.0 / 32768.0
+            })
+            .collect()
+    }
+}
+
+/// Records while `args` run through the hark binary (which must succeed).
+pub fn record_while(hark: &str, args: &[&str], voices: &std::path::Path) -> Vec<f32> {
+    let rec = Recorder::start();
+    let out = Command::new(hark)
+        .args(args)
+        .env("HARK_VOICES_DIR", voices)
+        .output()
+        .expect("run hark");
+    assert!(
+        out.status.success(),
+        "hark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    rec.stop()
+}
+
+/// Linear-interpolation resampling; plenty for a correlation check.
+pub fn resample_linear(x: &[f32], from: usize, to: usize) -> Vec<f32> {
+    let n = x.len() * to / from;
+    (0..n)
+        .map(|i| {
+            let pos = i as f64 * from as f64 / to as f64;
+            let j = pos.floor() as usize;
+            let frac = (pos - j as f64) as f32;
+            let a = x[j.min(x.len() - 1)];
+            let b = x[(j + 1).min(x.len() - 1)];
+            a + (b - a) * frac
+        })
+        .collect()
+}
+
+pub fn normalised_correlation(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (*x as f64) * (*y as f64))
+        .sum();
+    let na: f64 = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+/// Best normalised correlation of `reference` against `recording[from..to]` over all lags (a
+/// coarse search on 8× decimated signals, then a fine one around the best): (lag, corr).
+pub fn best_alignment_in(
+    reference: &[f32],
+    recording: &[f32],
+    from: usize,
+    to: usize,
+) -> (usize, f64) {
+    let to = to.min(recording.len());
+    assert!(
+        to > from && to - from > reference.len(),
+        "recording shorter than the speech"
+    );
+    let decimate =
+        |x: &[f32]| -> Vec<f32> { x.chunks(8).map(|c| c.iter().sum::<f32>() / 8.0).collect() };
+    let (r8, s8) = (decimate(reference), decimate(&recording[from..to]));
+    let coarse = (0..=s8.len() - r8.len())
+        .map(|lag| (lag, normalised_correlation(&r8, &s8[lag..lag + r8.len()])))
+        .fold((0, f64::MIN), |best, c| if c.1 > best.1 { c } else { best });
+    let centre = from + coarse.0 * 8;
+    let lo = centre.saturating_sub(16).max(from);
+    let hi = (centre + 16).min(to - reference.len());
+    (lo..=hi)
+        .map(|lag| {
+            (
+                lag,
+                normalised_correlation(reference, &recording[lag..lag + reference.len()]),
+            )
+        })
+        .fold((0, f64::MIN), |best, c| if c.1 > best.1 { c } else { best })
+}
+
+pub fn best_alignment(reference: &[f32], recording: &[f32]) -> (usize, f64) {
+    best_alignment_in(reference, recording, 0, recording.len())
+}
+
+pub fn rms(x: &[f32]) -> f32 {
+    (x.iter().map(|s| s * s).sum::<f32>() / x.len().max(1) as f32).sqrt()
+}
+
+/// Matches `reference` against `recording` near `lag` in 50 ms windows, each allowed to slip
+/// up to ±5 ms from the one before (a busy machine's sound server can drop a few samples).
+/// Returns the correlation of each window that has sound in the reference, and the lag at the
+/// end of the reference.
+pub fn piecewise_match(reference: &[f32], recording: &[f32], lag: usize) -> (Vec<f64>, usize) {
+    const WIN: usize = REC_RATE / 20;
+    const SLIP: isize = (REC_RATE / 200) as isize;
+    let mut lag = lag as isize;
+    let mut corrs = Vec::new();
+    for k in (0..reference.len().saturating_sub(WIN)).step_by(WIN) {
+        let r = &reference[k..k + WIN];
+        if rms(r) < 0.01 {
+            continue;
+        }
+        let best = (-SLIP..=SLIP)
+            .filter_map(|d| {
+                let at = lag + d + k as isize;
+                (at >= 0 && at as usize + WIN <= recording.len()).then(|| {
+                    (
+                        d,
+                        normalised_correlation(r, &recording[at as usize..at as usize + WIN]),
+                    )
+                })
+            })
+            .fold((0, f64::MIN), |b, c| if c.1 > b.1 { c } else { b });
+        lag += best.0;
+        corrs.push(best.1);
+    }
+    (corrs, (lag.max(0) as usize) + reference.len())
+}
