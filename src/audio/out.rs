@@ -38,6 +38,9 @@ pub struct Transport {
     pub paused: AtomicBool,
     /// Any change flushes the ring (with a fade); the engine bumps it on every stop.
     pub stop: AtomicU64,
+    /// The device's latency as of the last callback (µs from handing a sample out to its
+    /// playback), as far as the driver reports it.
+    pub latency_us: AtomicU64,
 }
 
 struct Shared {
@@ -173,7 +176,7 @@ impl DeviceSink {
             .map_err(|_| AudioError::Open("the audio backend crashed while probing".into()))??;
         // Some drivers reject sizes inside their advertised range: try the 10 ms target,
         // then nearby powers of two, then the device default.
-        let want = config.sample_rate().0 * TARGET_BUFFER_MS / 1000;
+        let want = config.sample_rate().0 * target_buffer_ms() / 1000;
         let mut sizes: Vec<u32> = Vec::new();
         if let Some((min, max)) = range {
             for n in [want, want.next_power_of_two(), want.next_power_of_two() * 2] {
@@ -565,6 +568,16 @@ impl Callback {
     }
 }
 
+/// The device buffer to ask for: 10 ms, or `HARK_AUDIO_BUFFER_MS` (1–500) for a system whose
+/// sound path cannot keep up with small periods.
+fn target_buffer_ms() -> u32 {
+    std::env::var("HARK_AUDIO_BUFFER_MS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|ms| (1..=500).contains(ms))
+        .unwrap_or(TARGET_BUFFER_MS)
+}
+
 /// Real-time scheduling for the callback thread where allowed (root, or an RT limit), so a
 /// busy machine does not starve playback; silently keeps normal priority otherwise.
 fn boost_current_thread() {
@@ -593,7 +606,16 @@ fn build_stream(
         device
             .build_output_stream(
                 config,
-                move |out: &mut [T], _: &cpal::OutputCallbackInfo| cb.fill(out),
+                move |out: &mut [T], info: &cpal::OutputCallbackInfo| {
+                    let ts = info.timestamp();
+                    if let Some(d) = ts.playback.duration_since(&ts.callback) {
+                        cb.shared
+                            .transport
+                            .latency_us
+                            .store(d.as_micros() as u64, Ordering::Relaxed);
+                    }
+                    cb.fill(out)
+                },
                 move |err| {
                     // Runs outside the data callback, so a lock is fine here. Only a lost
                     // device is fatal; other errors are logged and stalls caught by `health`.

@@ -15,7 +15,7 @@ from his porch and wonders whether the rain will ever come back to the valley be
 this long, dry summer.";
 const FIRST_CLAUSE: &str = "The quick brown fox jumps over the lazy dog,";
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "cpu")]
     backend: BackendChoice,
@@ -49,9 +49,15 @@ pub struct BenchArgs {
     /// Instead: time the text normaliser and segmenter on 1 MB of mixed text (no voice needed).
     #[arg(long)]
     normalize: bool,
+    /// (cuda) Write an SVG with the onset histogram and the time per stage.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// (cuda) Onset runs on the CPU backend for the comparison (0 skips it).
+    #[arg(long, default_value_t = 20)]
+    cpu_runs: usize,
 }
 
-#[derive(Serialize, Clone, Copy)]
+#[derive(Serialize, Clone, Copy, Debug)]
 pub(super) struct Stats {
     pub median_ms: f64,
     pub p99_ms: f64,
@@ -127,6 +133,29 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         return super::bench_text::run(args.json);
     }
     let voice = Voice::load(args.voice.as_deref())?;
+    if args.backend == BackendChoice::Cuda {
+        let ort = !args.no_ort;
+        let anchor = |runs: usize| -> anyhow::Result<Stats> {
+            let a = BenchArgs {
+                runs,
+                full_runs: 1,
+                ..args.clone()
+            };
+            Ok(run_ort(&a, rayon::current_num_threads())?.first_clause)
+        };
+        let opts = super::bench_gpu::Options {
+            runs: args.runs.max(200),
+            cpu_runs: args.cpu_runs,
+            plot: args.plot.as_deref(),
+            ort: ort.then_some(&anchor as &dyn Fn(usize) -> anyhow::Result<Stats>),
+        };
+        let report = super::bench_gpu::run(voice, &opts, args.json)?;
+        if !args.json {
+            super::bench_gpu::print_table(&report);
+        }
+        println!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
     let synth = Synthesizer::new(voice, args.backend)?;
     let rate = synth.voice.config.sample_rate as f64;
     let speak = |text: &str| -> anyhow::Result<usize> {

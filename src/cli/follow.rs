@@ -89,7 +89,7 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
                 break;
             }
         }
-        std::thread::sleep(super::speak::DEVICE_TAIL);
+        std::thread::sleep(super::speak::device_tail(&engine));
     }
     drop(engine);
     let _ = printer.join();

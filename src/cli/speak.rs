@@ -34,8 +34,12 @@ pub struct SpeakArgs {
 /// Segment budget for file output: long enough for any real sentence.
 const FILE_SEGMENT_CHARS: usize = 2000;
 
-/// Time for the device's own buffer to play out after the last sample left the callback.
-pub(super) const DEVICE_TAIL: Duration = Duration::from_millis(250);
+/// Time for the device's own buffer to play out after the last sample left the callback: its
+/// reported latency plus a margin, within bounds.
+pub(super) fn device_tail(engine: &Engine) -> Duration {
+    (engine.output_latency() + Duration::from_millis(200))
+        .clamp(Duration::from_millis(250), Duration::from_secs(3))
+}
 
 pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
     let voice = Voice::load(args.voice.voice.as_deref())?;
@@ -108,7 +112,7 @@ fn play_streaming(args: &SpeakArgs, voice: Voice, text: &str) -> anyhow::Result<
             .map(anyhow::Error::msg)
             .unwrap_or_else(|| EngineError::NothingSpeakable.into()));
     }
-    std::thread::sleep(DEVICE_TAIL);
+    std::thread::sleep(device_tail(&engine));
     drop(engine);
     Ok(())
 }

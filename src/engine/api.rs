@@ -264,6 +264,13 @@ impl Engine {
         &self.backend_name
     }
 
+    /// How long the device takes to play a sample after the callback handed it out (0 if the
+    /// driver does not say). `Finished` fires at the callback, so a program that exits after it
+    /// should wait this long for the sound to finish.
+    pub fn output_latency(&self) -> Duration {
+        Duration::from_micros(self.control.transport.latency_us.load(Ordering::Relaxed))
+    }
+
     /// Speaks `text`, either now (`Interrupt`) or after what is queued (`Queue`).
     pub fn speak(&self, text: &str, mode: Mode) -> UtteranceId {
         let requested = Instant::now();

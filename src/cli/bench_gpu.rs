@@ -1,0 +1,505 @@
+//! `hark bench --backend cuda`: onset (text → first PCM chunk in host memory, G2P included)
+//! over varied sentences, sustained real-time factor on a long text, GPU memory, a per-stage
+//! breakdown, and the CPU backend (and onnxruntime, when available) on the same work.
+
+use super::bench::Stats;
+use crate::model::Scales;
+use crate::model::backend::{Backend, CpuBackend};
+use crate::model::gpu::CudaBackend;
+use crate::text;
+use crate::voice::Voice;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// First chunk, as the issue's onset target defines it (186 ms of audio).
+const FIRST_CHUNK: usize = 16;
+/// Streaming schedule after the first chunk (frames per chunk, the last one repeating).
+const SCHEDULE: [usize; 5] = [16, 32, 64, 128, 256];
+
+const WORDS: &[&str] = &[
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "lazy",
+    "dog",
+    "while",
+    "old",
+    "farmer",
+    "watches",
+    "from",
+    "his",
+    "porch",
+    "and",
+    "wonders",
+    "whether",
+    "rain",
+    "will",
+    "ever",
+    "come",
+    "back",
+    "to",
+    "valley",
+    "before",
+    "end",
+    "of",
+    "this",
+    "long",
+    "dry",
+    "summer",
+    "morning",
+    "light",
+    "falls",
+    "across",
+    "quiet",
+    "river",
+    "children",
+    "laugh",
+    "near",
+    "bridge",
+    "music",
+    "plays",
+    "softly",
+    "in",
+    "kitchen",
+    "window",
+    "open",
+    "garden",
+    "smells",
+    "sweet",
+    "after",
+    "storm",
+    "we",
+    "walked",
+    "along",
+    "narrow",
+    "street",
+    "market",
+    "sells",
+    "bread",
+    "cheese",
+    "apples",
+    "every",
+    "friday",
+    "teacher",
+    "explains",
+    "difficult",
+    "problem",
+    "patiently",
+    "students",
+    "listen",
+    "carefully",
+    "train",
+    "arrives",
+    "late",
+    "again",
+    "because",
+    "snow",
+    "covered",
+    "tracks",
+    "computer",
+    "reads",
+    "text",
+    "aloud",
+    "clear",
+    "voice",
+    "letters",
+    "arrived",
+    "yesterday",
+    "afternoon",
+    "with",
+    "news",
+    "about",
+    "cousin",
+    "travels",
+    "north",
+    "mountains",
+    "are",
+    "beautiful",
+    "autumn",
+    "leaves",
+    "turn",
+    "red",
+    "gold",
+    "nobody",
+    "expected",
+    "such",
+    "strange",
+    "answer",
+    "simple",
+    "question",
+];
+
+/// Deterministic varied sentences of 5..=40 words.
+fn sentences(n: usize) -> Vec<String> {
+    let mut s = 0x2545F4914F6CDD1Du64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    (0..n)
+        .map(|i| {
+            let len = 5 + (i * 7 + (next() % 3) as usize) % 36;
+            let mut w: Vec<String> = (0..len)
+                .map(|_| WORDS[(next() % WORDS.len() as u64) as usize].to_string())
+                .collect();
+            if len > 12 {
+                let k = len / 2;
+                w[k].push(',');
+            }
+            let mut t = w.join(" ");
+            t[..1].make_ascii_uppercase();
+            t.push('.');
+            t
+        })
+        .collect()
+}
+
+fn twenty_words() -> String {
+    "The old farmer watches the quiet river from his porch and wonders whether the rain will \
+     ever come back to the valley this summer."
+        .to_string()
+}
+
+const LONG_TEXT: &str = "The quick brown fox jumps over the lazy dog, while the old farmer \
+watches from his porch and wonders whether the rain will ever come back to the valley before the \
+end of this long, dry summer. Morning light falls across the quiet river. Children laugh near the \
+bridge, and music plays softly in the kitchen. After the storm we walked along the narrow street \
+to the market, which sells bread, cheese and apples every Friday. The teacher explains a \
+difficult problem patiently, and the students listen carefully. The train arrives late again \
+because snow covered the tracks. Letters arrived yesterday afternoon with news about a cousin who \
+travels north into the mountains, where the autumn leaves turn red and gold. Nobody expected such \
+a strange answer to a simple question.";
+
+#[derive(Serialize, Default)]
+pub struct GpuReport {
+    device: String,
+    precision: String,
+    startup_ms: f64,
+    compile_ms: f64,
+    kernels_from_cache: usize,
+    weight_upload_ms: f64,
+    gpu_memory_used_mb: f64,
+    weight_mb: f64,
+    onset_varied: Option<Stats>,
+    onset_varied_sentences: usize,
+    onset_20_words: Option<Stats>,
+    first_chunk_frames: usize,
+    sustained_audio_s: f64,
+    sustained_wall_ms: f64,
+    sustained_x_realtime: f64,
+    /// Mean GPU/host milliseconds per stage over onset runs of the 20-word sentence.
+    stages_ms: BTreeMap<String, f64>,
+    g2p_ms: Option<Stats>,
+    cpu_backend: Option<CpuSide>,
+    onnxruntime_first_clause: Option<Stats>,
+    onnxruntime_note: String,
+    ratio_onset_cpu_over_gpu: Option<f64>,
+    ratio_sustained_gpu_over_cpu: Option<f64>,
+    ratio_onset_ort_over_gpu: Option<f64>,
+}
+
+#[derive(Serialize, Clone)]
+struct CpuSide {
+    name: String,
+    onset: Stats,
+    onset_runs: usize,
+    sustained_x_realtime: f64,
+}
+
+struct Ctx<'a> {
+    voice: &'a Voice,
+    scales: Scales,
+}
+
+impl Ctx<'_> {
+    fn ids(&self, text: &str) -> anyhow::Result<Vec<Vec<i64>>> {
+        let c = &self.voice.config;
+        Ok(text::text_to_ids(text, &c.espeak_voice, &c.phoneme_id_map)?
+            .into_iter()
+            .map(|s| s.ids)
+            .filter(|ids| ids.len() > 3)
+            .collect())
+    }
+
+    /// Text submitted → first chunk of PCM in host memory.
+    fn onset(&self, b: &mut dyn Backend, text: &str, seed: u64) -> anyhow::Result<f64> {
+        let t0 = Instant::now();
+        let ids = self.ids(text)?;
+        let first = ids
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("no speakable text"))?;
+        let info = b.begin(first, &self.scales, seed)?;
+        let pcm = b.decode(0, info.frames.min(FIRST_CHUNK))?;
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        anyhow::ensure!(!pcm.is_empty(), "empty first chunk");
+        Ok(ms)
+    }
+
+    /// Whole text streamed in the chunk schedule; returns (audio seconds, wall ms).
+    fn sustained(&self, b: &mut dyn Backend, text: &str) -> anyhow::Result<(f64, f64)> {
+        let t0 = Instant::now();
+        let mut samples = 0usize;
+        for (i, ids) in self.ids(text)?.iter().enumerate() {
+            let info = b.begin(ids, &self.scales, i as u64)?;
+            let mut a = 0;
+            let mut k = 0;
+            while a < info.frames {
+                let e = (a + SCHEDULE[k.min(SCHEDULE.len() - 1)]).min(info.frames);
+                samples += b.decode(a, e)?.len();
+                a = e;
+                k += 1;
+            }
+        }
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        Ok((samples as f64 / self.voice.config.sample_rate as f64, ms))
+    }
+}
+
+pub struct Options<'a> {
+    pub runs: usize,
+    pub cpu_runs: usize,
+    pub plot: Option<&'a Path>,
+    /// The onnxruntime anchor: first-clause timings over n runs, when enabled.
+    pub ort: Option<&'a dyn Fn(usize) -> anyhow::Result<Stats>>,
+}
+
+pub fn run(voice: Voice, opts: &Options, json_only: bool) -> anyhow::Result<GpuReport> {
+    let voice = Arc::new(voice);
+    let ctx = Ctx {
+        voice: &voice,
+        scales: voice.config.inference.into(),
+    };
+    let mut r = GpuReport {
+        first_chunk_frames: FIRST_CHUNK,
+        ..Default::default()
+    };
+    let t0 = Instant::now();
+    let mut gpu = CudaBackend::new(&voice)?;
+    r.startup_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let st = gpu.model.startup.clone();
+    r.compile_ms = st.compile_ms;
+    r.kernels_from_cache = st.cached_modules;
+    r.weight_upload_ms = st.upload_ms;
+    r.weight_mb = st.weight_bytes as f64 / 1e6;
+    let (free, total) = gpu.model.gpu.mem_info()?;
+    r.gpu_memory_used_mb = (total - free) as f64 / 1e6;
+    r.device = gpu.name();
+    r.precision = if gpu.model.f16 {
+        "f16 weights (flow, decoder)"
+    } else {
+        "f32"
+    }
+    .into();
+    let log = |s: &str| {
+        if !json_only {
+            eprintln!("{s}");
+        }
+    };
+    log(&format!("{} ready in {:.0} ms", r.device, r.startup_ms));
+
+    // Onset over varied sentences (warm once on a different text first). Each run starts
+    // on an idle GPU: no speculative chunk of the previous utterance is left running.
+    gpu.speculate = false;
+    ctx.onset(&mut gpu, "Warming up the engine.", 99)?;
+    let texts = sentences(opts.runs);
+    let mut onset = Vec::with_capacity(texts.len());
+    for (i, t) in texts.iter().enumerate() {
+        onset.push(ctx.onset(&mut gpu, t, i as u64)?);
+    }
+    r.onset_varied = Some(Stats::of(onset.clone()));
+    r.onset_varied_sentences = texts.len();
+    let tw = twenty_words();
+    let mut o20 = Vec::new();
+    for i in 0..opts.runs {
+        o20.push(ctx.onset(&mut gpu, &tw, i as u64)?);
+    }
+    r.onset_20_words = Some(Stats::of(o20));
+    log(&format!(
+        "onset done: {:?}",
+        r.onset_20_words.as_ref().map(|s| s.median_ms)
+    ));
+
+    // Stage breakdown on the 20-word sentence.
+    let mut g2p = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        ctx.ids(&tw)?;
+        g2p.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    r.g2p_ms = Some(Stats::of(g2p));
+    gpu.model.profile = true;
+    let n = 20;
+    for i in 0..n {
+        ctx.onset(&mut gpu, &tw, i as u64)?;
+    }
+    gpu.model.profile = false;
+    for (k, v) in gpu.stages.drain(..) {
+        *r.stages_ms.entry(k.to_string()).or_default() += v / n as f64;
+    }
+
+    gpu.speculate = true;
+    ctx.sustained(&mut gpu, "Warming up the streaming schedule once.")?;
+    let (audio, ms) = ctx.sustained(&mut gpu, LONG_TEXT)?;
+    r.sustained_audio_s = audio;
+    r.sustained_wall_ms = ms;
+    r.sustained_x_realtime = audio / (ms / 1e3);
+    log(&format!(
+        "sustained {:.0}x real time",
+        r.sustained_x_realtime
+    ));
+
+    if opts.cpu_runs > 0 {
+        let mut cpu = CpuBackend::new(voice.clone());
+        ctx.onset(&mut cpu, "Warming up the engine.", 99)?;
+        let mut v = Vec::new();
+        for (i, t) in texts.iter().take(opts.cpu_runs).enumerate() {
+            v.push(ctx.onset(&mut cpu, t, i as u64)?);
+        }
+        let (a, ms) = ctx.sustained(&mut cpu, LONG_TEXT)?;
+        let side = CpuSide {
+            name: cpu.name(),
+            onset: Stats::of(v.clone()),
+            onset_runs: v.len(),
+            sustained_x_realtime: a / (ms / 1e3),
+        };
+        // Same sentences on both sides for the onset ratio.
+        let gpu_same = Stats::of(onset[..v.len()].to_vec());
+        r.ratio_onset_cpu_over_gpu = Some(side.onset.median_ms / gpu_same.median_ms);
+        r.ratio_sustained_gpu_over_cpu = Some(r.sustained_x_realtime / side.sustained_x_realtime);
+        r.cpu_backend = Some(side);
+    }
+    if let Some(anchor) = opts.ort {
+        match anchor(opts.runs.min(50)) {
+            Ok(s) => {
+                if let Some(o) = &r.onset_20_words {
+                    r.ratio_onset_ort_over_gpu = Some(s.median_ms / o.median_ms);
+                }
+                r.onnxruntime_first_clause = Some(s);
+                r.onnxruntime_note =
+                    "first clause, whole synthesis (no streaming), host CPU".into();
+            }
+            Err(e) => r.onnxruntime_note = format!("not run: {e:#}"),
+        }
+    } else {
+        r.onnxruntime_note = "not run (--no-ort)".into();
+    }
+    if let Some(p) = opts.plot {
+        plot(p, &onset, &r.stages_ms)?;
+    }
+    Ok(r)
+}
+
+fn plot(path: &Path, onset: &[f64], stages: &BTreeMap<String, f64>) -> anyhow::Result<()> {
+    use plotters::prelude::*;
+    let root = SVGBackend::new(path, (1100, 420)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (left, right) = root.split_horizontally(520);
+    let max = onset.iter().copied().fold(0.0, f64::max).max(1e-3);
+    let bins = 40usize;
+    let width = max / bins as f64;
+    let mut counts = vec![0u32; bins + 1];
+    for &v in onset {
+        counts[((v / width) as usize).min(bins)] += 1;
+    }
+    let top = *counts.iter().max().unwrap_or(&1) + 1;
+    let mut c = ChartBuilder::on(&left)
+        .caption(
+            "Onset: text → first 16-frame chunk (ms)",
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(44)
+        .build_cartesian_2d(0.0..max * 1.05, 0u32..top)?;
+    c.configure_mesh().x_desc("ms").y_desc("runs").draw()?;
+    c.draw_series(counts.iter().enumerate().map(|(i, &n)| {
+        let x0 = i as f64 * width;
+        Rectangle::new([(x0, 0), (x0 + width, n)], BLUE.mix(0.6).filled())
+    }))?;
+    let names: Vec<&String> = stages.keys().collect();
+    let smax = stages.values().copied().fold(0.0, f64::max).max(1e-3) * 1.1;
+    let mut c = ChartBuilder::on(&right)
+        .caption("Time per stage, 20-word sentence (ms)", ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(250)
+        .build_cartesian_2d(0.0..smax, 0..names.len())?;
+    c.configure_mesh()
+        .y_labels(names.len())
+        .y_label_formatter(&|i| names.get(*i).map(|s| s.to_string()).unwrap_or_default())
+        .x_desc("ms")
+        .draw()?;
+    c.draw_series(
+        stages
+            .values()
+            .enumerate()
+            .map(|(i, &v)| Rectangle::new([(0.0, i), (v, i + 1)], RED.mix(0.6).filled())),
+    )?;
+    root.present()?;
+    Ok(())
+}
+
+pub fn print_table(r: &GpuReport) {
+    let s = |o: &Option<Stats>| {
+        o.map_or("-".into(), |s| {
+            format!("{:.3} / {:.3}", s.median_ms, s.p99_ms)
+        })
+    };
+    println!("| measure | value |");
+    println!("|---|---|");
+    println!("| device | {} ({}) |", r.device, r.precision);
+    println!(
+        "| start-up (compile {:.0} ms, {} cached modules; upload {:.0} ms) | {:.0} ms |",
+        r.compile_ms, r.kernels_from_cache, r.weight_upload_ms, r.startup_ms
+    );
+    println!(
+        "| GPU memory used (weights {:.1} MB) | {:.0} MB |",
+        r.weight_mb, r.gpu_memory_used_mb
+    );
+    println!(
+        "| onset median / P99, {} varied sentences (ms) | {} |",
+        r.onset_varied_sentences,
+        s(&r.onset_varied)
+    );
+    println!(
+        "| onset median / P99, 20-word sentence (ms) | {} |",
+        s(&r.onset_20_words)
+    );
+    println!("| G2P alone, 20-word sentence (ms) | {} |", s(&r.g2p_ms));
+    println!(
+        "| sustained, {:.1} s of audio | {:.0}× real time |",
+        r.sustained_audio_s, r.sustained_x_realtime
+    );
+    for (k, v) in &r.stages_ms {
+        println!("| stage: {k} | {v:.3} ms |");
+    }
+    if let Some(c) = &r.cpu_backend {
+        println!(
+            "| {} onset median / P99 ({} runs) | {:.1} / {:.1} ms |",
+            c.name, c.onset_runs, c.onset.median_ms, c.onset.p99_ms
+        );
+        println!(
+            "| {} sustained | {:.1}× real time |",
+            c.name, c.sustained_x_realtime
+        );
+    }
+    if let Some(x) = r.ratio_onset_cpu_over_gpu {
+        println!("| onset CPU / GPU | {x:.1}× |");
+    }
+    if let Some(x) = r.ratio_sustained_gpu_over_cpu {
+        println!("| sustained GPU / CPU | {x:.1}× |");
+    }
+    println!(
+        "| onnxruntime | {} {} |",
+        s(&r.onnxruntime_first_clause),
+        r.onnxruntime_note
+    );
+}
