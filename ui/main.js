@@ -101,7 +101,7 @@ function renderStatus(/** @type {Status} */ s) {
   $("pause").setAttribute("aria-pressed", String(paused));
   $("gpu-note").textContent = s.gpu
     ? `GPU: ${s.gpu}. In use: ${s.backend ?? "starting"}.`
-    : `No GPU backend in this build; Auto uses the CPU. In use: ${s.backend ?? "starting"}.`;
+    : `No usable GPU found; Auto uses the CPU. In use: ${s.backend ?? "starting"}.`;
 }
 
 function renderSpeaking(/** @type {import("./api.js").Speaking} */ sp) {

@@ -509,6 +509,33 @@ def a_second_launch_hands_over_and_exits(d):
 
 
 @test
+def no_audio_device_is_shown_and_the_app_keeps_working(d):
+    # A runtime dir with no sound server in it: the device cannot be opened.
+    empty = tempfile.mkdtemp(prefix="hark-e2e-noaudio-")
+    os.chmod(empty, 0o700)
+    d2 = Driver(XDG_RUNTIME_DIR=empty, DBUS_SESSION_BUS_ADDRESS="unix:path=" + empty + "/none")
+    try:
+        s = d2.session()
+        try:
+            s.wait("the no-audio state", lambda: state(s) == "no_audio", 30)
+            assert "Retry" in s.text("#engine-retry-row") and not s.prop("#engine-retry-row", "hidden")
+            assert "audio" in s.text("#status-line").lower()
+            # The rest of the window still answers.
+            s.click("#tab-settings")
+            s.wait("settings view", lambda: not s.prop("#view-settings", "hidden"))
+            s.click("#tab-read")
+            s.type("#typed", "Hello.")
+            s.click("#speak-typed")
+            s.wait("a clear error", lambda: "speech" in s.text("#notices").lower() or
+                   "audio" in s.text("#notices").lower(), 5)
+        finally:
+            s.close()
+    finally:
+        d2.close()
+        shutil.rmtree(empty, ignore_errors=True)
+
+
+@test
 def no_voice_shows_onboarding_that_installs_the_default(d):
     empty = tempfile.mkdtemp(prefix="hark-e2e-novoice-")
     d2 = Driver(port=PORT + 2, HARK_VOICES_DIR=empty)

@@ -177,11 +177,11 @@ impl EngineManager {
             c
         };
         let started = match Engine::start(config(backend_choice(settings.backend))) {
-            Err(EngineError::CudaUnavailable) => {
+            Err(EngineError::CudaUnavailable(why)) => {
                 events::notice(
                     &self.app,
                     events::Level::Warning,
-                    "The GPU backend is not available in this build; using the CPU.",
+                    &format!("The GPU cannot be used ({why}); using the CPU."),
                 );
                 Engine::start(config(BackendChoice::Cpu))
             }
@@ -193,6 +193,7 @@ impl EngineManager {
         let (engine, events) = match started {
             Ok(pair) => pair,
             Err(e) => {
+                tracing::warn!("speech engine not started: {e}");
                 return self.update(|s| {
                     s.state = State::NoAudio;
                     s.voice = voice_name.clone();
@@ -203,12 +204,18 @@ impl EngineManager {
             }
         };
         let backend = engine.backend().to_string();
+        tracing::info!("speech engine ready: {backend}");
         *lock(&self.engine) = Some(Arc::new(engine));
+        // The engine names a GPU backend "cuda: <device>".
+        let gpu = backend
+            .strip_prefix("cuda")
+            .map(|d| d.trim_start_matches([':', ' ']).to_string());
         self.update(|s| {
             s.state = State::Ready;
             s.message = None;
             s.voice = voice_name.clone();
             s.backend = Some(backend.clone());
+            s.gpu = gpu.clone();
         });
         self.forward(generation, events);
     }
