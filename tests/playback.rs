@@ -4,11 +4,10 @@
 mod common;
 
 use common::audio::{
-    REC_RATE, audio_tests_enabled, best_alignment, piecewise_match, record_while, resample_linear,
-    retry, windows_match,
+    DETERMINISTIC, audio_tests_enabled, best_alignment, cli_reference, piecewise_match,
+    record_while, retry, windows_match,
 };
-use common::{installed_voices_dir, read_wav};
-use std::process::Command;
+use common::installed_voices_dir;
 
 const HARK: &str = env!("CARGO_BIN_EXE_hark");
 #[test]
@@ -20,26 +19,8 @@ fn speech_reaches_the_sink_intact() {
         return;
     };
     let text = "Hello from Hark. This sentence is played through the speakers.";
-    let dir = tempfile::tempdir().expect("tempdir");
-    let wav = dir.path().join("ref.wav");
-    let det = ["--noise-scale", "0", "--noise-w", "0"];
-    let mut args = vec![
-        "speak",
-        "--out",
-        wav.to_str().expect("path"),
-        "--format",
-        "f32",
-    ];
-    args.extend(det);
-    args.push(text);
-    let o = Command::new(HARK)
-        .args(&args)
-        .env("HARK_VOICES_DIR", voices)
-        .output()
-        .expect("hark");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (rate, reference) = read_wav(&wav);
-    let reference = resample_linear(&reference, rate as usize, REC_RATE);
+    let reference = cli_reference(HARK, voices, text);
+    let det = DETERMINISTIC;
 
     retry(|| {
         let mut play = vec!["speak"];

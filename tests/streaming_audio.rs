@@ -4,11 +4,11 @@
 mod common;
 
 use common::audio::{
-    REC_RATE, Recorder, audio_tests_enabled, best_alignment, best_alignment_in, piecewise_match,
-    record_while, resample_linear, retry, rms, windows_match,
+    DETERMINISTIC, REC_RATE, Recorder, audio_tests_enabled, best_alignment, best_alignment_in,
+    cli_reference, piecewise_match, record_while, resample_linear, retry, rms, windows_match,
 };
 use common::engine::{events_until, finished, load_voice};
-use common::{installed_voices_dir, read_wav};
+use common::installed_voices_dir;
 use hark::engine::{BackendChoice, Engine, EngineConfig, Event, Mode, Output, Synthesizer};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -302,26 +302,8 @@ fn small_steps_reach_the_sink_intact() {
     let _sink = sink_lock();
     retry(|| {
         let text = "Sixteen frames at a time. Every chunk joins the next without a seam.";
-        let dir = tempfile::tempdir().expect("tempdir");
-        let wav = dir.path().join("ref.wav");
-        let det = ["--noise-scale", "0", "--noise-w", "0"];
-        let mut args = vec![
-            "speak",
-            "--out",
-            wav.to_str().expect("path"),
-            "--format",
-            "f32",
-        ];
-        args.extend(det);
-        args.push(text);
-        let o = Command::new(HARK)
-            .args(&args)
-            .env("HARK_VOICES_DIR", voices)
-            .output()
-            .expect("hark");
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let (rate, reference) = read_wav(&wav);
-        let reference = resample_linear(&reference, rate as usize, REC_RATE);
+        let reference = cli_reference(HARK, voices, text);
+        let det = DETERMINISTIC;
         let mut play = vec!["speak", "--steps", "16"];
         play.extend(det);
         play.push(text);

@@ -208,3 +208,30 @@ pub fn retry(check: impl Fn()) {
         }
     }
 }
+
+/// Deterministic flags (no noise) shared by a reference WAV and the playback compared with it.
+pub const DETERMINISTIC: [&str; 4] = ["--noise-scale", "0", "--noise-w", "0"];
+
+/// Hark's own deterministic WAV of `text` (`hark speak --out … --format f32`), resampled to the
+/// recording rate: the reference a recording from the sink is matched against.
+pub fn cli_reference(hark: &str, voices: &std::path::Path, text: &str) -> Vec<f32> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wav = dir.path().join("ref.wav");
+    let mut args = vec![
+        "speak",
+        "--out",
+        wav.to_str().expect("path"),
+        "--format",
+        "f32",
+    ];
+    args.extend(DETERMINISTIC);
+    args.push(text);
+    let o = Command::new(hark)
+        .args(&args)
+        .env("HARK_VOICES_DIR", voices)
+        .output()
+        .expect("hark");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (rate, reference) = super::read_wav(&wav);
+    resample_linear(&reference, rate as usize, REC_RATE)
+}
