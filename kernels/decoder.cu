@@ -159,7 +159,8 @@ STAGE void dec_rb_item(int bx, int j, const float* x, int L, int C, const wt_t* 
 }
 
 #ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
-extern "C" __global__ void __launch_bounds__(NT)
+// Two blocks per SM (128 registers at most): the last stages have more blocks than SMs.
+extern "C" __global__ void __launch_bounds__(NT, 2)
 dec_rb(const float* x, int L, int C, const wt_t* const* ws, const float* const* bs, int tn,
        int hmax, float* out) {
     dec_rb_item(blockIdx.x, blockIdx.y, x, L, C, ws, bs, tn, hmax, out);
@@ -194,4 +195,9 @@ dec_post(const float* rbs, int C, int L, const wt_t* w, const float* bias, int K
          int count, float* out) {
     dec_post_item(blockIdx.x, rbs, C, L, w, bias, K, a, count, out);
 }
+#endif
+
+// The convolution core alone as this module compiles it, for its parity test.
+#ifndef HARK_PERSISTENT_MODULE
+CONV_PROBE_KERNEL(conv_probe, false)
 #endif

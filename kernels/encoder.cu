@@ -126,8 +126,8 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
 }
 #endif
 
-#define FFN_TC1 32   // phase-1 columns per item
-#define FFN_RG1 128  // phase-1 rows per item
+#define FFN_TC1 16   // phase-1 columns per item (small items: ~100 of them for 20 words)
+#define FFN_RG1 64   // phase-1 rows per item
 #define FFN_TC2 8    // phase-2 columns per item
 
 // (b) conv k3 + ReLU, conv k3, residual, LayerNorm: one cooperative kernel, grid barriers

@@ -4,7 +4,13 @@
 // coupling, layer 0 builds z_p itself from m_p, logs_p, the frame offsets and the prior noise
 // (d): expansion + noise + z_p are never materialised separately.
 // Flips are not done: `parity` says whether logical channel i is physical channel CI-1-i.
-// Defines: H (WaveNet hidden), CI, WN_K, WN_L, WN_RATE, WN_TN.
+// Defines: H (WaveNet hidden), CI, WN_K, WN_L, WN_RATE, WN_TN; HARK_MMA_FLOW_SPLIT: the
+// tensor-core convs here keep each activation as two f16 (value and rounding error).
+#ifdef HARK_MMA_FLOW_SPLIT
+#define FLOW_SPLIT true
+#else
+#define FLOW_SPLIT false
+#endif
 #include "common.cuh"
 
 #define HALF (CI / 2)
@@ -37,6 +43,7 @@ __device__ __forceinline__ float prior_at(const Prior& pr, int c, int f, int tok
 
 #define FA_TC 8     // columns per gate item
 #define FB_TC 16    // columns per res/skip and post item
+#define FB_LD (FB_TC + 4)  // their row stride in shared memory: rows 2 apart land 8 banks apart
 #define GROUP 32    // gate channels per item (the in_layer rows are stored grouped, see weights.rs)
 // Flow pointer table, per coupling c (PyTorch index order): pre_w pre_b post_w post_b, then per
 // layer in_w in_b rs_w rs_b.
@@ -69,10 +76,10 @@ STAGE void flow_body(Grid g, float* z, float* hA, float* hB, float* acts, float*
             }
             for (int i = threadIdx.x; i < HALF * FB_TC; i += NT) {
                 int ch = i / FB_TC, j = i % FB_TC;
-                sm[i] = j < nc ? z[(size_t)phys(ch) * n + t0 + j] : 0.f;
+                sm[ch * FB_LD + j] = j < nc ? z[(size_t)phys(ch) * n + t0 + j] : 0.f;
             }
             __syncthreads();
-            conv_smem(sm, FB_TC, HALF, (const wt_t*)FP(c, 0), (const float*)FP(c, 1), 1, 1, H, nc,
+            conv_smem<FLOW_SPLIT>(sm, FB_LD, HALF, (const wt_t*)FP(c, 0), (const float*)FP(c, 1), 1, 1, H, nc,
                       [&](int r, int col, float v) { hA[(size_t)r * n + t0 + col] = v; }, 1.f, wsm);
         }
         grid_sync(g);
@@ -96,7 +103,7 @@ STAGE void flow_body(Grid g, float* z, float* hA, float* hB, float* acts, float*
                 __syncthreads();
                 const wt_t* iw = (const wt_t*)FL(c, l, 0) + (size_t)g * 2 * GROUP * H * WN_K;
                 const float* ib = (const float*)FL(c, l, 1) + g * 2 * GROUP;
-                conv_smem(hs, W, H, iw, ib, WN_K, dil, 2 * GROUP, nc,
+                conv_smem<FLOW_SPLIT>(hs, W, H, iw, ib, WN_K, dil, 2 * GROUP, nc,
                           [&](int r, int col, float v) { ab[r * FA_TC + col] = v; }, 1.f, wsm);
                 __syncthreads();
                 for (int i = threadIdx.x; i < GROUP * FA_TC; i += NT) {
@@ -115,10 +122,10 @@ STAGE void flow_body(Grid g, float* z, float* hA, float* hB, float* acts, float*
                 __syncthreads();
                 for (int i = threadIdx.x; i < H * FB_TC; i += NT) {
                     int ch = i / FB_TC, j = i % FB_TC;
-                    sm[i] = j < nc ? acts[(size_t)ch * n + t0 + j] : 0.f;
+                    sm[ch * FB_LD + j] = j < nc ? acts[(size_t)ch * n + t0 + j] : 0.f;
                 }
                 __syncthreads();
-                conv_smem(sm, FB_TC, H, (const wt_t*)FL(c, l, 2) + (size_t)r0 * H,
+                conv_smem<FLOW_SPLIT>(sm, FB_LD, H, (const wt_t*)FL(c, l, 2) + (size_t)r0 * H,
                           (const float*)FL(c, l, 3) + r0, 1, 1, 64, nc,
                           [&](int rr, int col, float v) {
                               int r = r0 + rr, t = t0 + col;
@@ -140,10 +147,10 @@ STAGE void flow_body(Grid g, float* z, float* hA, float* hB, float* acts, float*
             __syncthreads();
             for (int i = threadIdx.x; i < H * FB_TC; i += NT) {
                 int ch = i / FB_TC, j = i % FB_TC;
-                sm[i] = j < nc ? skip[(size_t)ch * n + t0 + j] : 0.f;
+                sm[ch * FB_LD + j] = j < nc ? skip[(size_t)ch * n + t0 + j] : 0.f;
             }
             __syncthreads();
-            conv_smem(sm, FB_TC, H, (const wt_t*)FP(c, 2), (const float*)FP(c, 3), 1, 1, HALF, nc,
+            conv_smem<FLOW_SPLIT>(sm, FB_LD, H, (const wt_t*)FP(c, 2), (const float*)FP(c, 3), 1, 1, HALF, nc,
                       [&](int r, int col, float v) { z[(size_t)phys(HALF + r) * n + t0 + col] -= v; },
                       1.f, wsm);
         }
@@ -161,4 +168,10 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
     const Prior prior = {m_p, logs_p, off, eps, prm[0], prm[1], prm[2], __int_as_float(prm[3])};
     flow_body(hw_grid(bar), z, hA, hB, acts, skip, n, from_prior, P, prior);
 }
+#endif
+
+// The convolution core alone as this module compiles it (activations split or not), for
+// its parity test.
+#ifndef HARK_PERSISTENT_MODULE
+CONV_PROBE_KERNEL(flow_conv_probe, FLOW_SPLIT)
 #endif

@@ -7,7 +7,7 @@
 
 use hark::model::Scales;
 use hark::model::backend::{Backend, CpuBackend};
-use hark::model::cpu::{decoder, duration, durations, encoder, flow, noise::NoiseSource};
+use hark::model::cpu::{decoder, duration, durations, encoder, flow, noise::NoiseSource, ops};
 use hark::model::gpu::device::unavailable_reason;
 use hark::model::gpu::weights::weight_shapes;
 use hark::model::gpu::{CudaBackend, GpuModel};
@@ -96,6 +96,15 @@ fn random_weights(d: &ModelDims, seed: u64) -> Weights {
     Weights::from_map(m)
 }
 
+/// HARK_PARITY_QUICK=1 (under compute-sanitizer, which is slow): the smaller sizes only.
+fn sizes(all: &[usize]) -> &[usize] {
+    if std::env::var_os("HARK_PARITY_QUICK").is_some() {
+        &all[..2]
+    } else {
+        all
+    }
+}
+
 fn f16_mode() -> bool {
     !hark::model::gpu::f32_mode_requested()
 }
@@ -116,16 +125,124 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-#[test]
-fn encoder_matches_cpu() {
+/// The common start of a kernel test: Joe's shapes, random weights from `seed`, the model on
+/// the device in the requested precision, and an input generator. None without a GPU.
+fn random_model(seed: u64) -> Option<(ModelDims, Weights, GpuModel, ChaCha8Rng)> {
     if !gpu_or_skip() {
-        return;
+        return None;
     }
     let d = joe_dims();
-    let w = random_weights(&d, 1);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(2);
-    for t in [1usize, 9, 37, 300] {
+    let w = random_weights(&d, seed);
+    let g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
+    Some((d, w, g, ChaCha8Rng::seed_from_u64(seed + 1)))
+}
+
+/// f16 rounding as the device does it (round to nearest even).
+fn to_f16(v: &[f32]) -> Vec<f32> {
+    v.iter().map(|&x| half::f16::from_f32(x).to_f32()).collect()
+}
+
+/// The convolution core alone (`conv_smem` through `conv_probe`) on random inputs and weights,
+/// in shapes that take each of its tile variants: the WaveNet k5 conv, the res/skip 1×1,
+/// conv_pre, the resblock convs (dilated, LeakyReLU on the input) and a channel count the
+/// tensor-core path does not take. Two twins on the CPU (`conv1d_fused`): one fed exactly
+/// what the device multiplies (f16 weights; on the tensor-core path also f16 activations),
+/// so only the summation order differs and a layout slip shows at once; and the plain f32
+/// convolution, whose distance is the precision cost.
+#[test]
+fn conv_core_matches_cpu() {
+    let Some((_, _, mut g, mut rng)) = random_model(12) else {
+        return;
+    };
+    let f16 = f16_mode();
+    // (what, cin, rows, k, dilation, LeakyReLU slope, length, columns per block)
+    let cases = [
+        ("wavenet k5", 192, 64, 5, 1, 1.0, 37, 8),
+        ("res/skip 1x1", 192, 384, 1, 1, 1.0, 45, 16),
+        ("conv_pre k7", 192, 256, 7, 1, 1.0, 70, 32),
+        ("resblock k3 C128", 128, 128, 3, 1, 0.1, 300, 88),
+        ("resblock k7 d12 C64", 64, 64, 7, 12, 0.1, 500, 200),
+        ("resblock k5 d6 C32", 32, 32, 5, 6, 0.1, 1000, 256),
+        ("odd rows", 48, 20, 3, 1, 0.1, 19, 8),
+        ("cin 24 (FMA path)", 24, 40, 3, 2, 0.1, 50, 16),
+    ];
+    let quick = std::env::var_os("HARK_PARITY_QUICK").is_some();
+    let mode = hark::model::gpu::mma_mode();
+    // The decoder's core, then the flow's (with split activations in mode 2).
+    for (flow, (what, cin, rows, k, dil, slope, l, tc)) in cases
+        .iter()
+        .map(|&c| (false, c))
+        .chain(cases.iter().map(|&c| (true, c)))
+    {
+        // Two blocks per case under the sanitizer.
+        let l = if quick { l.min(tc + 5) } else { l };
+        let x = rand_vec(&mut rng, cin * l, 2.0);
+        let wt = rand_vec(&mut rng, rows * cin * k, 1.7 / ((cin * k) as f32).sqrt());
+        let b = rand_vec(&mut rng, rows, 0.1);
+        let t0 = Instant::now();
+        let got = g
+            .conv_host(flow, &x, cin, &wt, &b, k, dil, slope, tc)
+            .unwrap();
+        let gpu_ms = ms(t0);
+        let conv = |x: Vec<f32>, wt: Vec<f32>, slope: Option<f32>| {
+            ops::conv1d_fused(
+                &Tensor::new(vec![cin, l], x),
+                &Tensor::new(vec![rows, cin, k], wt),
+                Some(&Tensor::new(vec![rows], b.clone())),
+                dil * (k - 1) / 2,
+                dil,
+                slope,
+                None,
+            )
+            .data
+        };
+        let t1 = Instant::now();
+        let act = if slope == 1.0 { None } else { Some(slope) };
+        let plain = conv(x.clone(), wt.clone(), act);
+        let cpu_ms = ms(t1);
+        let tensor_cores = f16 && mode > 0 && cin % 16 == 0;
+        let split = tensor_cores && flow && mode == 2;
+        let exact = if tensor_cores && !split {
+            let a: Vec<f32> = x
+                .iter()
+                .map(|&v| if v < 0.0 { v * slope } else { v })
+                .collect();
+            conv(to_f16(&a), to_f16(&wt), None)
+        } else if f16 {
+            conv(x.clone(), to_f16(&wt), act)
+        } else {
+            plain.clone()
+        };
+        let path = match (tensor_cores, split) {
+            (false, _) => "fma",
+            (true, false) => "mma",
+            (true, true) => "mma, split x",
+        };
+        let core = if flow { "flow" } else { "dec" };
+        // Tensor cores add inside one mma with truncation, not f32 rounding: a little looser.
+        report(
+            &format!("{core} conv {what} [{path}] vs same inputs"),
+            rel_l2(&got, &exact),
+            if tensor_cores { 1e-4 } else { 1e-5 },
+            gpu_ms,
+            cpu_ms,
+        );
+        report(
+            &format!("{core} conv {what} [{path}] vs f32"),
+            rel_l2(&got, &plain),
+            back_tol(),
+            0.0,
+            0.0,
+        );
+    }
+}
+
+#[test]
+fn encoder_matches_cpu() {
+    let Some((d, w, mut g, mut rng)) = random_model(1) else {
+        return;
+    };
+    for &t in sizes(&[1, 9, 37, 300]) {
         let ids: Vec<i64> = (0..t).map(|_| rng.random_range(0..151)).collect();
         g.run_encoder(&ids).unwrap(); // warm
         let t0 = Instant::now();
@@ -161,14 +278,10 @@ fn encoder_matches_cpu() {
 
 #[test]
 fn duration_predictor_matches_cpu() {
-    if !gpu_or_skip() {
+    let Some((d, w, mut g, mut rng)) = random_model(3) else {
         return;
-    }
-    let d = joe_dims();
-    let w = random_weights(&d, 3);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(4);
-    for t in [1usize, 23, 211] {
+    };
+    for &t in sizes(&[1, 23, 211]) {
         let x = Tensor::new(vec![192, t], rand_vec(&mut rng, 192 * t, 1.5));
         let noise = Tensor::new(vec![2, t], rand_vec(&mut rng, 2 * t, 1.2));
         g.set_encoder_output(&x.data, t).unwrap();
@@ -207,14 +320,10 @@ fn duration_predictor_matches_cpu() {
 
 #[test]
 fn flow_matches_cpu() {
-    if !gpu_or_skip() {
+    let Some((d, w, mut g, mut rng)) = random_model(5) else {
         return;
-    }
-    let d = joe_dims();
-    let w = random_weights(&d, 5);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(6);
-    for n in [1usize, 5, 58, 100] {
+    };
+    for &n in sizes(&[1, 5, 58, 100]) {
         let z_p = Tensor::new(vec![192, n], rand_vec(&mut rng, 192 * n, 2.0));
         g.flow_host(&z_p.data, n).unwrap();
         let t0 = Instant::now();
@@ -235,14 +344,10 @@ fn flow_matches_cpu() {
 
 #[test]
 fn decoder_matches_cpu() {
-    if !gpu_or_skip() {
+    let Some((d, w, mut g, mut rng)) = random_model(7) else {
         return;
-    }
-    let d = joe_dims();
-    let w = random_weights(&d, 7);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(8);
-    for n in [1usize, 3, 58, 100] {
+    };
+    for &n in sizes(&[1, 3, 58, 100]) {
         let z = Tensor::new(vec![192, n], rand_vec(&mut rng, 192 * n, 1.0));
         g.decode_host(&z.data, n).unwrap();
         let t0 = Instant::now();
@@ -265,13 +370,9 @@ fn decoder_matches_cpu() {
 /// noise, then flow and decoder over windows; against expand + sample_prior + decode_window.
 #[test]
 fn windows_from_prior_match_cpu() {
-    if !gpu_or_skip() {
+    let Some((d, w, mut g, mut rng)) = random_model(9) else {
         return;
-    }
-    let d = joe_dims();
-    let w = random_weights(&d, 9);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(10);
+    };
     let t = 31;
     let durs: Vec<usize> = (0..t).map(|_| rng.random_range(0..9)).collect();
     let frames: usize = durs.iter().sum();

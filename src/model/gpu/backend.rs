@@ -165,7 +165,8 @@ impl CudaBackend {
         } else {
             let need = c * frames;
             if eps.len() < need {
-                eps.extend(rng.normal(vec![1, need - eps.len()]).data);
+                // On the critical path now: spread over the host's cores.
+                eps.extend(rng.normals_parallel(need - eps.len()));
             }
             eps.truncate(need);
             Some(eps)

@@ -86,6 +86,12 @@ pub fn defines(d: &ModelDims, f16: bool) -> Vec<(String, String)> {
     .collect();
     if f16 {
         v.push(("HARK_F16".into(), "1".into()));
+        if super::mma_enabled() {
+            v.push(("HARK_MMA".into(), "1".into()));
+        }
+        if super::mma_mode() == 2 {
+            v.push(("HARK_MMA_FLOW_SPLIT".into(), "1".into()));
+        }
     }
     v
 }

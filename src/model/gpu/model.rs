@@ -15,6 +15,8 @@ use std::time::Instant;
 const ATTN_SMEM: usize = 96 * 1024;
 /// Largest dynamic shared memory a resblock block may use.
 const RB_SMEM_MAX: usize = 200 * 1024;
+/// Dynamic shared memory of the convolution-core test kernel (`conv_probe`).
+const PROBE_SMEM: usize = 96 * 1024;
 
 pub struct Kernels {
     pub embed: Kernel,
@@ -26,6 +28,9 @@ pub struct Kernels {
     pub up: Kernel,
     pub rb: Kernel,
     pub post: Kernel,
+    /// The convolution core alone as the decoder and the flow compile it (parity tests only).
+    pub probe: Kernel,
+    pub flow_probe: Kernel,
 }
 
 /// The persistent engine's module: compiled on first use (the graph path never pays for it).
@@ -236,22 +241,43 @@ impl GpuModel {
         let gpu = Gpu::new()?;
         let t0 = Instant::now();
         let defs = compile::defines(dims, f16);
+        // NVRTC compiles one program per thread: the four modules side by side, so a cold
+        // start costs the slowest module, not the sum.
+        let files = [
+            compile::ENCODER,
+            compile::DURATION,
+            compile::FLOW,
+            compile::DECODER,
+        ];
+        let bins: Vec<Result<(Vec<u8>, bool), GpuError>> = std::thread::scope(|s| {
+            let jobs: Vec<_> = files
+                .iter()
+                .map(|f| s.spawn(|| compile::cubin(f.0, f.1, &defs, gpu.cc)))
+                .collect();
+            jobs.into_iter()
+                .map(|j| {
+                    j.join().unwrap_or_else(|_| {
+                        Err(GpuError::Compile("the NVRTC thread panicked".into()))
+                    })
+                })
+                .collect()
+        });
         let mut cached = 0;
-        let mut module = |f: (&str, &str)| -> Result<_, GpuError> {
-            let (bin, hit) = compile::cubin(f.0, f.1, &defs, gpu.cc)?;
+        let mut modules = Vec::with_capacity(files.len());
+        for b in bins {
+            let (bin, hit) = b?;
             cached += hit as usize;
-            gpu.load(bin)
-        };
-        let enc = module(compile::ENCODER)?;
-        let dur = module(compile::DURATION)?;
-        let flow = module(compile::FLOW)?;
-        let dec = module(compile::DECODER)?;
+            modules.push(gpu.load(bin)?);
+        }
+        let [enc, dur, flow, dec]: [_; 4] = modules
+            .try_into()
+            .map_err(|_| GpuError::Compile("expected four kernel modules".into()))?;
         let compile_ms = t0.elapsed().as_secs_f64() * 1e3;
         let d = dims;
         let (h, f, kf) = (d.hidden_channels, d.filter_channels, d.ffn_kernel_size);
         let geoms = stage_geoms(d);
         let fl = 4usize;
-        let ffn_smem = (h * (32 + kf - 1)).max(f * (8 + kf - 1) + h * 8) * fl;
+        let ffn_smem = (h * (16 + kf - 1)).max(f * (8 + kf - 1) + h * 8) * fl;
         let npar = 3 * d.dp_num_bins - 1;
         let sdp_smem = (h * 32)
             .max(2 * d.dp_filter_channels * 8 + npar * 8)
@@ -261,8 +287,9 @@ impl GpuModel {
         for _ in 1..d.flow_wn_layers {
             halo *= d.flow_dilation_rate.max(1);
         }
-        // flow.cu: gate items (FA_TC = 8 columns + halo, 64 rows) or 16-column tiles.
-        let flow_smem = (h * (8 + 2 * halo) + 2 * 32 * 8).max(h * 16) * fl;
+        // flow.cu: gate items (FA_TC = 8 columns + halo, 64 rows) or 16-column tiles stored
+        // with a row stride of 20 (FB_LD).
+        let flow_smem = (h * (8 + 2 * halo) + 2 * 32 * 8).max(h * 20) * fl;
         let conv_smem = d.inter_channels * (32 + d.dec_pre_kernel_size - 1) * fl;
         let up_smem = geoms
             .iter()
@@ -289,6 +316,8 @@ impl GpuModel {
             up: Kernel::new(&gpu, &dec, "dec_up", up_smem as u32)?,
             rb: Kernel::new(&gpu, &dec, "dec_rb", rb_smem as u32)?,
             post: Kernel::new(&gpu, &dec, "dec_post", post_smem as u32)?,
+            probe: Kernel::new(&gpu, &dec, "conv_probe", PROBE_SMEM as u32)?,
+            flow_probe: Kernel::new(&gpu, &flow, "flow_conv_probe", PROBE_SMEM as u32)?,
         };
         let t1 = Instant::now();
         let w = GpuWeights::upload(&gpu, weights, dims, f16)?;
@@ -419,7 +448,7 @@ impl GpuModel {
         )?;
         let ti = t as i32;
         let items_qkv = t.div_ceil(32) * (3 * h / 64);
-        let items_ffn = t.div_ceil(32) * (d.filter_channels / 128);
+        let items_ffn = t.div_ceil(16) * (d.filter_channels / 64);
         for (l, e) in self.w.enc.iter().enumerate() {
             g.launch(
                 &self.k.attn,
@@ -876,6 +905,66 @@ impl GpuModel {
         self.launch_flow(0, n, false)?;
         self.gpu
             .dtoh_sync(p(&self.win.z), self.dims.inter_channels * n)
+    }
+
+    /// Test entry for the convolution core (`conv_probe`, or `flow_conv_probe` with `flow`):
+    /// y [rows, l] = b + w ⊛ act(x) with x [cin, l], w [rows, cin, k] (stored f16 in the f16
+    /// mode), dilation `dil`, "same" zero padding, act = LeakyReLU(slope) unless slope is 1,
+    /// `tc` output columns per block.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv_host(
+        &mut self,
+        flow: bool,
+        x: &[f32],
+        cin: usize,
+        w: &[f32],
+        b: &[f32],
+        k: usize,
+        dil: usize,
+        slope: f32,
+        tc: usize,
+    ) -> Result<Vec<f32>, GpuError> {
+        let l = x.len() / cin;
+        let rows = b.len();
+        let smem = cin * (tc + dil * (k - 1)) * 4;
+        if w.len() != rows * cin * k || x.len() != cin * l || smem > PROBE_SMEM || tc == 0 {
+            return Err(GpuError::Driver("conv_host: bad shapes".into()));
+        }
+        let g = &self.gpu;
+        let wd = if self.f16 {
+            let h: Vec<u16> = w
+                .iter()
+                .map(|&v| half::f16::from_f32(v).to_bits())
+                .collect();
+            g.upload(&h)?
+        } else {
+            g.upload(w)?
+        };
+        let (xd, bd, yd) = (g.upload(x)?, g.upload(b)?, g.alloc(rows * l * 4)?);
+        let probe = if flow {
+            &self.k.flow_probe
+        } else {
+            &self.k.probe
+        };
+        let dims = probe.grid(l.div_ceil(tc), 1).with_smem(smem as u32);
+        g.launch(
+            probe,
+            dims,
+            &[
+                Arg::P(xd.ptr),
+                Arg::I(l as i32),
+                Arg::I(cin as i32),
+                Arg::P(wd.ptr),
+                Arg::P(bd.ptr),
+                Arg::I(k as i32),
+                Arg::I(dil as i32),
+                Arg::F(slope),
+                Arg::P(yd.ptr),
+                Arg::I(rows as i32),
+                Arg::I(tc as i32),
+            ],
+        )?;
+        g.dtoh_sync(yd.ptr, rows * l)
     }
 
     /// Test entry: decoder on z [C, n] given on the host → n · hop samples.

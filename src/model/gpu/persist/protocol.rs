@@ -296,7 +296,11 @@ impl Host {
         {
             let need = ci * frames;
             if drawn < need {
-                src.fill_normal(self.sh.area::<f32>(eps_at + drawn, need - drawn));
+                // On the critical path now: spread over the host's cores (same stream).
+                let rest = src.normals_parallel(need - drawn);
+                self.sh
+                    .area::<f32>(eps_at + drawn, need - drawn)
+                    .copy_from_slice(&rest);
             }
         }
         self.sh.ctl(ctl::NOISE).store(seq, Ordering::Release);
