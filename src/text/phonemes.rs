@@ -69,7 +69,11 @@ fn crashes_espeak_151(c: char) -> bool {
         && !(0x1E00..=0x1EFF).contains(&cp) // Latin Extended Additional
         && !(0x2000..=0x2BFF).contains(&cp) // general punctuation, currency, arrows, maths, shapes
         && !(0x1F000..=0x1FAFF).contains(&cp); // emoji and pictographs
-    other_script && !GREEK_OR_CYRILLIC_LETTER.is_match(c.encode_utf8(&mut [0; 4]))
+    other_script
+        // Clause punctuation (e.g. Arabic "؟", CJK "。") is kept: it ends clauses as in Piper.
+        // Georgian's U+10FB is the one espeak 1.51 mishandles.
+        && (c == '\u{10fb}' || clause::punct_class(c).is_none())
+        && !GREEK_OR_CYRILLIC_LETTER.is_match(c.encode_utf8(&mut [0; 4]))
 }
 
 /// Run espeak over `text` and group its clauses into sentences, like piper-phonemize.
