@@ -260,6 +260,12 @@ def settings_change_in_the_ui_and_persist_across_restart(d):
         s.replace("#step-frames", "64")
         s.press("tab")
         s.wait("fixed 64 saved", lambda: settings_file().get("step_frames") == 64)
+        # Advanced: the GPU engine (restarts the engine; without a GPU it keeps using the CPU).
+        s.js("const d = document.querySelector('details'); if (d) d.open = true;"
+             "const e = document.getElementById('gpu-engine'); e.value = 'persistent';"
+             "e.dispatchEvent(new Event('change'))")
+        s.wait("GPU engine saved", lambda: settings_file().get("gpu_engine") == "persistent")
+        s.wait("the engine ready again", lambda: state(s) == "ready", 60)
         # A shortcut that cannot be parsed is reported next to its field and not saved silently.
         s.replace("#sc-stop", "Ctrl+Nope+Q")
         s.press("tab")
@@ -282,6 +288,7 @@ def settings_change_in_the_ui_and_persist_across_restart(d):
         assert s.prop("#auto-read", "checked") is True
         assert s.prop("#steps-fixed", "checked") is True
         assert s.prop("#step-frames", "value") == "64"
+        assert s.prop("#gpu-engine", "value") == "persistent"
         assert s.prop("#sc-stop", "value") == "Ctrl+Alt+X"
         assert s.text("#rate-out") == "1.50×"
     finally:
