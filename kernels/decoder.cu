@@ -23,14 +23,14 @@ __device__ __forceinline__ float stage_in(const float* x, int mean, int C, int L
 
 #define PRE_TC 32
 #define PRE_RG 64
-// Plain conv1d, stride 1, "same" zero padding: y [cout, L] = b + w * x. grid (tiles, cout/64).
-extern "C" __global__ void __launch_bounds__(NT)
-dec_conv(const float* x, int L, int cin, const wt_t* w, const float* b, int K, float* y,
-         int cout) {
-    extern __shared__ float sm[];
-    CONV_SCRATCH;
+// Plain conv1d, stride 1, "same" zero padding: y [cout, L] = b + w * x. One item per
+// (column tile bx, 64-row group by): the graph path's block (blockIdx.x, blockIdx.y).
+// Items (like every item function here) start and end with all threads together.
+STAGE void dec_conv_item(int bx, int by, const float* x, int L, int cin, const wt_t* w,
+                         const float* b, int K, float* y, int cout) {
+    float* sm = dsm;
     const int pad = (K - 1) / 2, ld = PRE_TC + K - 1;
-    int t0 = blockIdx.x * PRE_TC, r0 = blockIdx.y * PRE_RG;
+    int t0 = bx * PRE_TC, r0 = by * PRE_RG;
     int nc = min(PRE_TC, L - t0), nr = min(PRE_RG, cout - r0);
     for (int i = threadIdx.x; i < cin * ld; i += NT) {
         int c = i / ld, t = t0 - pad + i % ld;
@@ -41,16 +41,24 @@ dec_conv(const float* x, int L, int cin, const wt_t* w, const float* b, int K, f
               [&](int r, int col, float v) { y[(size_t)(r0 + r) * L + t0 + col] = v; }, 1.f, wsm);
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
+extern "C" __global__ void __launch_bounds__(NT)
+dec_conv(const float* x, int L, int cin, const wt_t* w, const float* b, int K, float* y,
+         int cout) {
+    dec_conv_item(blockIdx.x, blockIdx.y, x, L, cin, w, b, K, y, cout);
+}
+#endif
+
 #define UP_TO 32   // output columns per block
 #define UP_RG 32   // output rows per block
 // LeakyReLU + ConvTranspose1d (w [cin, cout, K], stride `rate`, padding `pad`), gather form:
 // output o takes taps with (o + pad - tap) % rate == 0 from input (o + pad - tap) / rate.
-extern "C" __global__ void __launch_bounds__(NT)
-dec_up(const float* x, int mean, int Lin, int cin, const wt_t* w, const float* b, int rate,
-       int K, int pad, float* y, int cout) {
-    extern __shared__ float sm[];
+// One item per (32 output columns bx, 32 output rows by).
+STAGE void dec_up_item(int bx, int by, const float* x, int mean, int Lin, int cin, const wt_t* w,
+                       const float* b, int rate, int K, int pad, float* y, int cout) {
+    float* sm = dsm;
     const int Lout = Lin * rate;
-    int o0 = blockIdx.x * UP_TO, r0 = blockIdx.y * UP_RG;
+    int o0 = bx * UP_TO, r0 = by * UP_RG;
     int i_lo = floordiv(o0 + pad - (K - 1), rate), i_hi = floordiv(o0 + UP_TO - 1 + pad, rate);
     int wi = i_hi - i_lo + 1;
     for (int i = threadIdx.x; i < cin * wi; i += NT) {
@@ -85,20 +93,27 @@ dec_up(const float* x, int mean, int Lin, int cin, const wt_t* w, const float* b
     }
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
+extern "C" __global__ void __launch_bounds__(NT)
+dec_up(const float* x, int mean, int Lin, int cin, const wt_t* w, const float* b, int rate,
+       int K, int pad, float* y, int cout) {
+    dec_up_item(blockIdx.x, blockIdx.y, x, mean, Lin, cin, w, b, rate, K, pad, y, cout);
+}
+#endif
+
 // All ResBlock2s of a stage: block (tile, j) computes resblock j on columns [t0, t0 + tn):
 // x_{m+1} = x_m + conv_{d_m}(LeakyReLU(x_m)), each step over a window shrunk by its reach,
 // positions outside [0, L) held at zero as the reference's zero padding demands.
 // ws/bs: pointer tables, entry j * RB_ND + m. out: RB_N tensors [C, L] back to back.
-extern "C" __global__ void __launch_bounds__(NT)
-dec_rb(const float* x, int L, int C, const wt_t* const* ws, const float* const* bs, int tn,
-       int hmax, float* out) {
-    extern __shared__ float sm[];
-    CONV_SCRATCH;
-    const int j = blockIdx.y, k = rb_k[j];
+// One item per (column tile bx, resblock j).
+STAGE void dec_rb_item(int bx, int j, const float* x, int L, int C, const wt_t* const* ws,
+                       const float* const* bs, int tn, int hmax, float* out) {
+    float* sm = dsm;
+    const int k = rb_k[j];
     const int ld = tn + 2 * hmax;
     float* A = sm;
     float* Bf = sm + C * ld;
-    int t0 = blockIdx.x * tn;
+    int t0 = bx * tn;
     int nc = min(tn, L - t0);
     int R = 0;
     for (int m = 0; m < RB_ND; ++m) R += rb_d[j * RB_ND + m] * (k - 1) / 2;
@@ -143,24 +158,46 @@ dec_rb(const float* x, int L, int C, const wt_t* const* ws, const float* const* 
     }
 }
 
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
+// Two blocks per SM (128 registers at most): the last stages have more blocks than SMs.
+extern "C" __global__ void __launch_bounds__(NT, 2)
+dec_rb(const float* x, int L, int C, const wt_t* const* ws, const float* const* bs, int tn,
+       int hmax, float* out) {
+    dec_rb_item(blockIdx.x, blockIdx.y, x, L, C, ws, bs, tn, hmax, out);
+}
+#endif
+
 #define POST_TC 256
 // conv_post over the mean of the last stage's resblocks with LeakyReLU(0.01), then tanh;
 // only output samples [a, a + count) are computed and written to out[0 .. count).
-extern "C" __global__ void __launch_bounds__(NT)
-dec_post(const float* rbs, int C, int L, const wt_t* w, const float* bias, int K, int a,
-         int count, float* out) {
-    extern __shared__ float sm[];
+// One item per 256 output samples bx.
+STAGE void dec_post_item(int bx, const float* rbs, int C, int L, const wt_t* w, const float* bias,
+                         int K, int a, int count, float* out) {
+    float* sm = dsm;
     const int pad = (K - 1) / 2, ld = POST_TC + K - 1;
-    int o0 = a + blockIdx.x * POST_TC;
+    int o0 = a + bx * POST_TC;
     for (int i = threadIdx.x; i < C * ld; i += NT) {
         int c = i / ld, t = o0 - pad + i % ld;
         sm[i] = (t >= 0 && t < L) ? lrelu(stage_in(rbs, 1, C, L, c, t), LRELU_POST) : 0.f;
     }
     __syncthreads();
-    int idx = blockIdx.x * POST_TC + threadIdx.x;
+    int idx = bx * POST_TC + threadIdx.x;
     if (idx >= count) return;
     float acc = bias ? bias[0] : 0.f;
     for (int c = 0; c < C; ++c)
         for (int tap = 0; tap < K; ++tap) acc += ldw(w + c * K + tap) * sm[c * ld + threadIdx.x + tap];
     out[idx] = tanhf(acc);
 }
+
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
+extern "C" __global__ void __launch_bounds__(NT)
+dec_post(const float* rbs, int C, int L, const wt_t* w, const float* bias, int K, int a,
+         int count, float* out) {
+    dec_post_item(blockIdx.x, rbs, C, L, w, bias, K, a, count, out);
+}
+#endif
+
+// The convolution core alone as this module compiles it, for its parity test.
+#ifndef HARK_PERSISTENT_MODULE
+CONV_PROBE_KERNEL(conv_probe, false)
+#endif

@@ -72,16 +72,16 @@ __device__ float rq_inverse(float y, const float* p, int ld) {
 
 // One DDSConv layer, nxt = cur + GELU(LN(1x1(GELU(LN(depthwise(cur)))))), per column tile.
 // mode 1: also g = proj(nxt); mode 2: also the spline update of z1 from proj(nxt).
-__device__ void dds_layer(const float* cur, float* nxt, int T, const float* const* P, int base,
-                          int layer, int dil, float* sm, int mode, int proj, float* g, float* z1,
-                          float* wsm) {
+__device__ void dds_layer(const Grid& gr, const float* cur, float* nxt, int T,
+                          const float* const* P, int base, int layer, int dil, float* sm, int mode,
+                          int proj, float* g, float* z1) {
     float* ys = sm;               // DPF * DTC
     float* y2 = ys + DPF * DTC;   // DPF * DTC
     float* pr = y2 + DPF * DTC;   // NPAR * DTC
     const float* sw = P[P_DDS(base, layer, 0)];
     const float* sb = P[P_DDS(base, layer, 1)];
     const int pad = dil * (DPK - 1) / 2;
-    for (int t0 = blockIdx.x * DTC; t0 < T; t0 += gridDim.x * DTC) {
+    for (int t0 = gr.b * DTC; t0 < T; t0 += gr.nb * DTC) {
         int nc = min(DTC, T - t0);
         __syncthreads();
         for (int i = threadIdx.x; i < DPF * DTC; i += NT) {
@@ -128,15 +128,13 @@ __device__ void dds_layer(const float* cur, float* nxt, int T, const float* cons
 
 // z [2, T] holds the SDP noise (already times noise_w) on entry. Outputs: logw [T], dur [T],
 // off [T + 1] (off[T] = frames).
-extern "C" __global__ void __launch_bounds__(NT)
-sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* B, float* G,
-    float* logw, int* dur, int* off, float length_scale, unsigned* bar) {
-    extern __shared__ float sm[];
-    CONV_SCRATCH;
+STAGE void sdp_body(Grid g, const float* xenc, int T, const float* const* P, float* z, float* A,
+                    float* B, float* G, float* logw, int* dur, int* off, float length_scale) {
+    float* sm = dsm;
     // pre: A = pre_w xenc + pre_b, in (32-column, 64-row) items.
     {
         int ntile = (T + 31) / 32, ngroup = (DPF + 63) / 64;
-        for (int item = blockIdx.x; item < ntile * ngroup; item += gridDim.x) {
+        for (int item = g.b; item < ntile * ngroup; item += g.nb) {
             int t0 = (item / ngroup) * 32, r0 = (item % ngroup) * 64;
             int nc = min(32, T - t0), nr = min(64, DPF - r0);
             __syncthreads();
@@ -150,14 +148,14 @@ sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* 
                       1.f, wsm);
         }
     }
-    grid_sync(bar);
+    grid_sync(g);
     int dil = 1;
     for (int i = 0; i < DDS_L; ++i) {
         const float* cur = (i & 1) ? B : A;
         float* nxt = (i & 1) ? A : B;
-        dds_layer(cur, nxt, T, P, P_MAIN, i, dil, sm, i == DDS_L - 1 ? 1 : 0, P_PROJ, G, nullptr,
-                  wsm);
-        grid_sync(bar);
+        dds_layer(g, cur, nxt, T, P, P_MAIN, i, dil, sm, i == DDS_L - 1 ? 1 : 0, P_PROJ, G,
+                  nullptr);
+        grid_sync(g);
         dil *= DPK;
     }
     int p = 0;  // physical row of logical z[0] (Flip swaps the two rows)
@@ -168,33 +166,33 @@ sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* 
         float* z1 = z + (size_t)(1 - p) * T;
         const float* pw = P[base];
         const float* pb = P[base + 1];
-        for (int i = blockIdx.x * NT + threadIdx.x; i < DPF * T; i += gridDim.x * NT) {
+        for (int i = g.b * NT + threadIdx.x; i < DPF * T; i += g.nb * NT) {
             int c = i / T, t = i % T;
             A[i] = (pb[c] + pw[c] * z0[t]) + G[i];
         }
-        grid_sync(bar);
+        grid_sync(g);
         int d = 1;
         for (int i = 0; i < DDS_L; ++i) {
             const float* cur = (i & 1) ? B : A;
             float* nxt = (i & 1) ? A : B;
-            dds_layer(cur, nxt, T, P, base + 2, i, d, sm, i == DDS_L - 1 ? 2 : 0,
-                      base + 2 + 8 * DDS_L, nullptr, z1, wsm);
-            grid_sync(bar);
+            dds_layer(g, cur, nxt, T, P, base + 2, i, d, sm, i == DDS_L - 1 ? 2 : 0,
+                      base + 2 + 8 * DDS_L, nullptr, z1);
+            grid_sync(g);
             d *= DPK;
         }
     }
     p ^= 1;
     const float m0 = P[P_AFFINE][0];
     const float s0 = exp_r(-P[P_AFFINE + 1][0]);
-    for (int t = blockIdx.x * NT + threadIdx.x; t < T; t += gridDim.x * NT) {
+    for (int t = g.b * NT + threadIdx.x; t < T; t += g.nb * NT) {
         float l = (z[(size_t)p * T + t] - m0) * s0;
         logw[t] = l;
         float w = ceilf(exp_r(l) * length_scale);
         dur[t] = (isfinite(w) && w > 0.f) ? (int)w : 0;
     }
-    grid_sync(bar);
+    grid_sync(g);
     // Frame offsets: block 0 scans the durations.
-    if (blockIdx.x == 0) {
+    if (g.b == 0) {
         int per = (T + NT - 1) / NT;
         int b = threadIdx.x * per, e = min(T, b + per);
         int s = 0;
@@ -219,3 +217,11 @@ sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* 
         }
     }
 }
+
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
+extern "C" __global__ void __launch_bounds__(NT)
+sdp(const float* xenc, int T, const float* const* P, float* z, float* A, float* B, float* G,
+    float* logw, int* dur, int* off, float length_scale, unsigned* bar) {
+    sdp_body(hw_grid(bar), xenc, T, P, z, A, B, G, logw, dur, off, length_scale);
+}
+#endif

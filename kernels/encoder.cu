@@ -3,13 +3,19 @@
 // Defines: H (hidden), NHEADS, KCH (H / NHEADS), WIN (relative window), FFN_F, FFN_K, CI.
 #include "common.cuh"
 
+STAGE void enc_embed_body(Grid g, const int* ids, const float* emb, float* x, int T) {
+    for (int i = g.b * NT + threadIdx.x; i < H * T; i += g.nb * NT) {
+        int c = i / T, t = i % T;
+        x[i] = emb[(size_t)ids[t] * H + c] * sqrtf((float)H);
+    }
+}
+
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
 extern "C" __global__ void __launch_bounds__(NT)
 enc_embed(const int* ids, const float* emb, float* x, int T) {
-    int i = blockIdx.x * NT + threadIdx.x;
-    if (i >= H * T) return;
-    int c = i / T, t = i % T;
-    x[i] = emb[(size_t)ids[t] * H + c] * sqrtf((float)H);
+    enc_embed_body(hw_grid(nullptr), ids, emb, x, T);
 }
+#endif
 
 #define QKV_TC 32   // columns per phase-1 work item
 #define QKV_RG 64   // rows per phase-1 work item
@@ -17,15 +23,13 @@ enc_embed(const int* ids, const float* emb, float* x, int T) {
 // (a) q/k/v projection, relative-position attention, softmax, output projection, residual
 // and LayerNorm: one cooperative kernel, a grid barrier between projection and attention.
 // x [H, T] is updated in place; qkv [3H, T] is scratch.
-extern "C" __global__ void __launch_bounds__(NT)
-enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek, const float* ev,
-         const float* wo, const float* bo, const float* gamma, const float* beta, float* qkv,
-         unsigned* bar) {
-    extern __shared__ float sm[];
-    CONV_SCRATCH;
+STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float* bqkv,
+                         const float* ek, const float* ev, const float* wo, const float* bo,
+                         const float* gamma, const float* beta, float* qkv) {
+    float* sm = dsm;
     // Phase 1: qkv = Wqkv x + b (1x1 convs), in (column tile, row group) items.
     int ntile = (T + QKV_TC - 1) / QKV_TC, ngroup = 3 * H / QKV_RG;
-    for (int item = blockIdx.x; item < ntile * ngroup; item += gridDim.x) {
+    for (int item = g.b; item < ntile * ngroup; item += g.nb) {
         int t0 = (item / ngroup) * QKV_TC, r0 = (item % ngroup) * QKV_RG;
         int nc = min(QKV_TC, T - t0);
         __syncthreads();
@@ -37,7 +41,7 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
         conv_smem(sm, QKV_TC, H, wqkv + (size_t)r0 * H, bqkv + r0, 1, 1, QKV_RG, nc,
                   [&](int r, int col, float v) { qkv[(size_t)(r0 + r) * T + t0 + col] = v; }, 1.f, wsm);
     }
-    grid_sync(bar);
+    grid_sync(g);
 
     // Phase 2: one query column per item.
     float* q = sm;              // H, pre-scaled by 1/sqrt(KCH)
@@ -48,7 +52,7 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
     const float inv = 1.f / sqrtf((float)KCH);
     const float* kk = qkv + (size_t)H * T;
     const float* vv = qkv + (size_t)2 * H * T;
-    for (int i = blockIdx.x; i < T; i += gridDim.x) {
+    for (int i = g.b; i < T; i += g.nb) {
         __syncthreads();
         for (int c = threadIdx.x; c < H; c += NT) q[c] = qkv[(size_t)c * T + i] * inv;
         __syncthreads();
@@ -113,23 +117,31 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
     }
 }
 
-#define FFN_TC1 32   // phase-1 columns per item
-#define FFN_RG1 128  // phase-1 rows per item
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
+extern "C" __global__ void __launch_bounds__(NT)
+enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek, const float* ev,
+         const float* wo, const float* bo, const float* gamma, const float* beta, float* qkv,
+         unsigned* bar) {
+    enc_attn_body(hw_grid(bar), x, T, wqkv, bqkv, ek, ev, wo, bo, gamma, beta, qkv);
+}
+#endif
+
+#define FFN_TC1 16   // phase-1 columns per item (small items: ~100 of them for 20 words)
+#define FFN_RG1 64   // phase-1 rows per item
 #define FFN_TC2 8    // phase-2 columns per item
 
 // (b) conv k3 + ReLU, conv k3, residual, LayerNorm: one cooperative kernel, grid barriers
 // between the convs and before the LayerNorm (so the second conv spreads over row groups too).
 // With proj_w set (last layer) it also writes m_p and logs_p. ybuf [H, T] is scratch.
-extern "C" __global__ void __launch_bounds__(NT)
-enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, const float* b2,
-        const float* gamma, const float* beta, float* hbuf, float* ybuf, unsigned* bar,
-        const float* proj_w, const float* proj_b, float* m_p, float* logs_p) {
-    extern __shared__ float sm[];
-    CONV_SCRATCH;
+STAGE void enc_ffn_body(Grid g, float* x, int T, const float* w1, const float* b1,
+                        const float* w2, const float* b2, const float* gamma, const float* beta,
+                        float* hbuf, float* ybuf, const float* proj_w, const float* proj_b,
+                        float* m_p, float* logs_p) {
+    float* sm = dsm;
     const int pad = (FFN_K - 1) / 2;
     const int ld1 = FFN_TC1 + FFN_K - 1;
     int ntile = (T + FFN_TC1 - 1) / FFN_TC1, ngroup = FFN_F / FFN_RG1;
-    for (int item = blockIdx.x; item < ntile * ngroup; item += gridDim.x) {
+    for (int item = g.b; item < ntile * ngroup; item += g.nb) {
         int t0 = (item / ngroup) * FFN_TC1, r0 = (item % ngroup) * FFN_RG1;
         int nc = min(FFN_TC1, T - t0);
         __syncthreads();
@@ -144,13 +156,13 @@ enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, cons
                   },
                   1.f, wsm);
     }
-    grid_sync(bar);
+    grid_sync(g);
 
     // Phase 2a: y = x + conv2(h) + b2 into ybuf, in (column tile, 64-row group) items.
     const int ld2 = FFN_TC2 + FFN_K - 1;
     const int ngroup2 = H / 64;
     int ntile2 = (T + FFN_TC2 - 1) / FFN_TC2;
-    for (int item = blockIdx.x; item < ntile2 * ngroup2; item += gridDim.x) {
+    for (int item = g.b; item < ntile2 * ngroup2; item += g.nb) {
         int t0 = (item / ngroup2) * FFN_TC2, r0 = (item % ngroup2) * 64;
         int nc = min(FFN_TC2, T - t0);
         __syncthreads();
@@ -166,10 +178,10 @@ enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, cons
                   },
                   1.f, wsm);
     }
-    grid_sync(bar);
+    grid_sync(g);
     // Phase 2b: LayerNorm per column (and the projection to m_p, logs_p after the last layer).
     float* ys = sm;  // H * FFN_TC2
-    for (int t0 = blockIdx.x * FFN_TC2; t0 < T; t0 += gridDim.x * FFN_TC2) {
+    for (int t0 = g.b * FFN_TC2; t0 < T; t0 += g.nb * FFN_TC2) {
         int nc = min(FFN_TC2, T - t0);
         __syncthreads();
         for (int i = threadIdx.x; i < H * FFN_TC2; i += NT) {
@@ -192,3 +204,13 @@ enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, cons
         }
     }
 }
+
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
+extern "C" __global__ void __launch_bounds__(NT)
+enc_ffn(float* x, int T, const float* w1, const float* b1, const float* w2, const float* b2,
+        const float* gamma, const float* beta, float* hbuf, float* ybuf, unsigned* bar,
+        const float* proj_w, const float* proj_b, float* m_p, float* logs_p) {
+    enc_ffn_body(hw_grid(bar), x, T, w1, b1, w2, b2, gamma, beta, hbuf, ybuf, proj_w, proj_b,
+                 m_p, logs_p);
+}
+#endif

@@ -4,7 +4,13 @@
 // coupling, layer 0 builds z_p itself from m_p, logs_p, the frame offsets and the prior noise
 // (d): expansion + noise + z_p are never materialised separately.
 // Flips are not done: `parity` says whether logical channel i is physical channel CI-1-i.
-// Defines: H (WaveNet hidden), CI, WN_K, WN_L, WN_RATE, WN_TN.
+// Defines: H (WaveNet hidden), CI, WN_K, WN_L, WN_RATE, WN_TN; HARK_MMA_FLOW_SPLIT: the
+// tensor-core convs here keep each activation as two f16 (value and rounding error).
+#ifdef HARK_MMA_FLOW_SPLIT
+#define FLOW_SPLIT true
+#else
+#define FLOW_SPLIT false
+#endif
 #include "common.cuh"
 
 #define HALF (CI / 2)
@@ -37,6 +43,7 @@ __device__ __forceinline__ float prior_at(const Prior& pr, int c, int f, int tok
 
 #define FA_TC 8     // columns per gate item
 #define FB_TC 16    // columns per res/skip and post item
+#define FB_LD (FB_TC + 4)  // their row stride in shared memory: rows 2 apart land 8 banks apart
 #define GROUP 32    // gate channels per item (the in_layer rows are stored grouped, see weights.rs)
 // Flow pointer table, per coupling c (PyTorch index order): pre_w pre_b post_w post_b, then per
 // layer in_w in_b rs_w rs_b.
@@ -48,22 +55,16 @@ __device__ __forceinline__ float prior_at(const Prior& pr, int c, int f, int tok
 // dilated conv + tanh*sigmoid gate over (column tile, channel group) items, a grid barrier,
 // then the res/skip 1x1 over (column tile, row group) items; then `post` and z1 -= mean.
 // Grid barriers replace kernel boundaries, so every phase spreads over the whole GPU.
-extern "C" __global__ void __launch_bounds__(NT)
-flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int from_prior,
-          const void* const* P, const float* m_p, const float* logs_p, const int* off,
-          const float* eps, const int* prm, unsigned* bar) {
-    extern __shared__ float sm[];
-    CONV_SCRATCH;
-    // Per-chunk scalars come from device memory so one captured graph serves every chunk
-    // of a size: tokens, frames, first frame of the window, noise scale (bits).
-    const Prior prior = {m_p, logs_p, off, eps, prm[0], prm[1], prm[2], __int_as_float(prm[3])};
+STAGE void flow_body(Grid g, float* z, float* hA, float* hB, float* acts, float* skip, int n,
+                     int from_prior, const void* const* P, const Prior prior) {
+    float* sm = dsm;
     const int NC = FLOW_NC;
     const int tilesA = (n + FA_TC - 1) / FA_TC, tilesB = (n + FB_TC - 1) / FB_TC;
     for (int k = 0; k < NC; ++k) {
         const int c = NC - 1 - k, parity = (k + 1) & 1;
         auto phys = [&](int ch) { return parity ? CI - 1 - ch : ch; };
         // pre: hA = pre_w x0 + pre_b over own columns (1x1: no halo).
-        for (int it = blockIdx.x; it < tilesB; it += gridDim.x) {
+        for (int it = g.b; it < tilesB; it += g.nb) {
             int t0 = it * FB_TC, nc = min(FB_TC, n - t0);
             __syncthreads();
             if (k == 0 && from_prior) {
@@ -75,13 +76,13 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
             }
             for (int i = threadIdx.x; i < HALF * FB_TC; i += NT) {
                 int ch = i / FB_TC, j = i % FB_TC;
-                sm[i] = j < nc ? z[(size_t)phys(ch) * n + t0 + j] : 0.f;
+                sm[ch * FB_LD + j] = j < nc ? z[(size_t)phys(ch) * n + t0 + j] : 0.f;
             }
             __syncthreads();
-            conv_smem(sm, FB_TC, HALF, (const wt_t*)FP(c, 0), (const float*)FP(c, 1), 1, 1, H, nc,
+            conv_smem<FLOW_SPLIT>(sm, FB_LD, HALF, (const wt_t*)FP(c, 0), (const float*)FP(c, 1), 1, 1, H, nc,
                       [&](int r, int col, float v) { hA[(size_t)r * n + t0 + col] = v; }, 1.f, wsm);
         }
-        grid_sync(bar);
+        grid_sync(g);
         int dil = 1;
         for (int l = 0; l < WN_L; ++l) {
             const float* hin = (l & 1) ? hB : hA;
@@ -89,7 +90,7 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
             const bool last = l == WN_L - 1;
             const int halo = dil * (WN_K - 1) / 2, W = FA_TC + 2 * halo;
             // (e) part 1: dilated conv + gate, item = (column tile, channel group).
-            for (int it = blockIdx.x; it < tilesA * (H / GROUP); it += gridDim.x) {
+            for (int it = g.b; it < tilesA * (H / GROUP); it += g.nb) {
                 int t0 = (it / (H / GROUP)) * FA_TC, g = it % (H / GROUP);
                 int nc = min(FA_TC, n - t0);
                 float* hs = sm;              // H * W
@@ -102,7 +103,7 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
                 __syncthreads();
                 const wt_t* iw = (const wt_t*)FL(c, l, 0) + (size_t)g * 2 * GROUP * H * WN_K;
                 const float* ib = (const float*)FL(c, l, 1) + g * 2 * GROUP;
-                conv_smem(hs, W, H, iw, ib, WN_K, dil, 2 * GROUP, nc,
+                conv_smem<FLOW_SPLIT>(hs, W, H, iw, ib, WN_K, dil, 2 * GROUP, nc,
                           [&](int r, int col, float v) { ab[r * FA_TC + col] = v; }, 1.f, wsm);
                 __syncthreads();
                 for (int i = threadIdx.x; i < GROUP * FA_TC; i += NT) {
@@ -112,19 +113,19 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
                             tanhf(ab[i]) * sigmoidf_(ab[i + GROUP * FA_TC]);
                 }
             }
-            grid_sync(bar);
+            grid_sync(g);
             // (e) part 2: res/skip 1x1, item = (column tile, 64-row group).
             const int rs_rows = last ? H : 2 * H, groups = rs_rows / 64;
-            for (int it = blockIdx.x; it < tilesB * groups; it += gridDim.x) {
+            for (int it = g.b; it < tilesB * groups; it += g.nb) {
                 int t0 = (it / groups) * FB_TC, r0 = (it % groups) * 64;
                 int nc = min(FB_TC, n - t0);
                 __syncthreads();
                 for (int i = threadIdx.x; i < H * FB_TC; i += NT) {
                     int ch = i / FB_TC, j = i % FB_TC;
-                    sm[i] = j < nc ? acts[(size_t)ch * n + t0 + j] : 0.f;
+                    sm[ch * FB_LD + j] = j < nc ? acts[(size_t)ch * n + t0 + j] : 0.f;
                 }
                 __syncthreads();
-                conv_smem(sm, FB_TC, H, (const wt_t*)FL(c, l, 2) + (size_t)r0 * H,
+                conv_smem<FLOW_SPLIT>(sm, FB_LD, H, (const wt_t*)FL(c, l, 2) + (size_t)r0 * H,
                           (const float*)FL(c, l, 3) + r0, 1, 1, 64, nc,
                           [&](int rr, int col, float v) {
                               int r = r0 + rr, t = t0 + col;
@@ -137,22 +138,40 @@ flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int f
                           },
                           1.f, wsm);
             }
-            grid_sync(bar);
+            grid_sync(g);
             dil *= WN_RATE;
         }
         // post: z1 -= post_w skip + post_b over own columns.
-        for (int it = blockIdx.x; it < tilesB; it += gridDim.x) {
+        for (int it = g.b; it < tilesB; it += g.nb) {
             int t0 = it * FB_TC, nc = min(FB_TC, n - t0);
             __syncthreads();
             for (int i = threadIdx.x; i < H * FB_TC; i += NT) {
                 int ch = i / FB_TC, j = i % FB_TC;
-                sm[i] = j < nc ? skip[(size_t)ch * n + t0 + j] : 0.f;
+                sm[ch * FB_LD + j] = j < nc ? skip[(size_t)ch * n + t0 + j] : 0.f;
             }
             __syncthreads();
-            conv_smem(sm, FB_TC, H, (const wt_t*)FP(c, 2), (const float*)FP(c, 3), 1, 1, HALF, nc,
+            conv_smem<FLOW_SPLIT>(sm, FB_LD, H, (const wt_t*)FP(c, 2), (const float*)FP(c, 3), 1, 1, HALF, nc,
                       [&](int r, int col, float v) { z[(size_t)phys(HALF + r) * n + t0 + col] -= v; },
                       1.f, wsm);
         }
-        grid_sync(bar);
+        grid_sync(g);
     }
 }
+
+#ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
+extern "C" __global__ void __launch_bounds__(NT)
+flow_coop(float* z, float* hA, float* hB, float* acts, float* skip, int n, int from_prior,
+          const void* const* P, const float* m_p, const float* logs_p, const int* off,
+          const float* eps, const int* prm, unsigned* bar) {
+    // Per-chunk scalars come from device memory so one captured graph serves every chunk
+    // of a size: tokens, frames, first frame of the window, noise scale (bits).
+    const Prior prior = {m_p, logs_p, off, eps, prm[0], prm[1], prm[2], __int_as_float(prm[3])};
+    flow_body(hw_grid(bar), z, hA, hB, acts, skip, n, from_prior, P, prior);
+}
+#endif
+
+// The convolution core alone as this module compiles it (activations split or not), for
+// its parity test.
+#ifndef HARK_PERSISTENT_MODULE
+CONV_PROBE_KERNEL(flow_conv_probe, FLOW_SPLIT)
+#endif

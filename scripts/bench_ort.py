@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The anchor for `hark bench`: Piper's ONNX through onnxruntime on the CPU, timed the way Hark
-is timed (phonemise + ids + synthesis), with the same thread count. Prints one JSON object."""
+is timed (phonemise + ids + synthesis), with the same thread count. Prints one JSON object.
+Without piper-phonemize (the GPU device machine's Python) the phoneme ids Hark computed for
+the same texts are read from --ids; the timings then leave phonemisation out."""
 import argparse
 import json
 import statistics
@@ -8,10 +10,16 @@ import time
 
 import numpy as np
 import onnxruntime as ort
-from piper_phonemize import phonemize_espeak
+
+try:
+    from piper_phonemize import phonemize_espeak
+except ImportError:
+    phonemize_espeak = None
 
 
-def ids_for(text, cfg):
+def ids_for(text, cfg, given=None):
+    if phonemize_espeak is None:
+        return given[text]
     id_map = cfg["phoneme_id_map"]
     out = []
     for sentence in phonemize_espeak(text, cfg["espeak"]["voice"]):
@@ -24,9 +32,9 @@ def ids_for(text, cfg):
     return out
 
 
-def synth(sess, cfg, text, scales):
+def synth(sess, cfg, text, scales, given=None):
     audio = []
-    for ids in ids_for(text, cfg):
+    for ids in ids_for(text, cfg, given):
         x = np.array([ids], dtype=np.int64)
         lengths = np.array([len(ids)], dtype=np.int64)
         y = sess.run(None, {"input": x, "input_lengths": lengths, "scales": np.array(scales, dtype=np.float32)})[0]
@@ -52,7 +60,11 @@ def main():
     ap.add_argument("--full-runs", type=int, default=5)
     ap.add_argument("--clause-runs", type=int, default=20)
     ap.add_argument("--noise", type=float, nargs=3, default=None, help="scales; default: the voice's")
+    ap.add_argument("--ids", help="JSON {text: [ids per sentence]}, used without piper-phonemize")
     args = ap.parse_args()
+    given = json.load(open(args.ids)) if args.ids else None
+    if phonemize_espeak is None and given is None:
+        raise SystemExit("piper-phonemize is missing and no --ids were given")
     cfg = json.load(open(args.onnx + ".json"))
     inf = cfg["inference"]
     scales = args.noise or [inf["noise_scale"], inf["length_scale"], inf["noise_w"]]
@@ -62,12 +74,13 @@ def main():
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     sess = ort.InferenceSession(args.onnx, sess_options=so, providers=["CPUExecutionProvider"])
     for _ in range(2):
-        synth(sess, cfg, args.clause, scales)
-    full_audio = synth(sess, cfg, args.text, scales)
-    full = timed(lambda: synth(sess, cfg, args.text, scales), args.full_runs)
-    clause = timed(lambda: synth(sess, cfg, args.clause, scales), args.clause_runs)
+        synth(sess, cfg, args.clause, scales, given)
+    full_audio = synth(sess, cfg, args.text, scales, given)
+    full = timed(lambda: synth(sess, cfg, args.text, scales, given), args.full_runs)
+    clause = timed(lambda: synth(sess, cfg, args.clause, scales, given), args.clause_runs)
+    ids_from = "piper-phonemize" if phonemize_espeak else "Hark's ids, phonemisation not timed"
     print(json.dumps({
-        "engine": f"onnxruntime {ort.__version__}",
+        "engine": f"onnxruntime {ort.__version__} ({ids_from})",
         "threads": args.threads,
         "full_ms": full,
         "clause_ms": clause,

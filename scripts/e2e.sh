@@ -17,9 +17,15 @@ command -v tauri-driver >/dev/null || skip "tauri-driver is not installed; run s
 command -v WebKitWebDriver >/dev/null || skip "WebKitWebDriver is not installed (Debian package webkit2gtk-driver)"
 command -v xclip >/dev/null || skip "xclip is not installed"
 
-echo "== app e2e: build"
-cargo build --locked -p hark -p hark-app
-APP="$PWD/target/debug/hark-app"
+# HARK_E2E_PROFILE=release tests (or benchmarks) the build that scripts/run.sh starts.
+PROFILE=${HARK_E2E_PROFILE:-debug}
+echo "== app e2e: build ($PROFILE)"
+if [ "$PROFILE" = release ]; then
+  cargo build --locked --release -p hark -p hark-app
+else
+  cargo build --locked -p hark -p hark-app
+fi
+APP="$PWD/target/$PROFILE/hark-app"
 
 cleanup=()
 trap 'for p in "${cleanup[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
@@ -40,7 +46,7 @@ fi
 ONNX=$(scripts/fetch-voice.sh)
 VOICES="$PWD/build/e2e/voices"
 if [ ! -f "$VOICES/en_US-joe-medium/voice.json" ]; then
-  HARK_VOICES_DIR="$VOICES" target/debug/hark voice import "$ONNX" >/dev/null
+  HARK_VOICES_DIR="$VOICES" target/$PROFILE/hark voice import "$ONNX" >/dev/null
 fi
 
 # axe-core for the accessibility check: installed from npm at test time, never fetched by the app.

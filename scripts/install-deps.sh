@@ -13,7 +13,11 @@ APT_PACKAGES=(
   libasound2-dev                       # cpal (ALSA)
   python3 python3-venv python3-pip     # oracle and reference scripts
   pipewire pipewire-pulse pipewire-alsa wireplumber pulseaudio-utils dbus sox  # audio tests
+  libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev  # the Tauri app
+  xvfb xauth webkit2gtk-driver xclip   # the app's end-to-end tests (Xvfb, WebDriver, clipboard)
 )
+# npm only installs axe-core for the app's accessibility test; skip the Debian package if npm exists.
+command -v npm >/dev/null || APT_PACKAGES+=(npm)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -27,6 +31,11 @@ fi
 if ! command -v cargo >/dev/null; then
   echo "error: Rust (cargo) is not installed. Install it with rustup (https://rustup.rs), then run this again." >&2
   exit 1
+fi
+
+# WebDriver bridge for the app's end-to-end tests (~1.5 min to build, once).
+if ! command -v tauri-driver >/dev/null; then
+  cargo install tauri-driver --locked
 fi
 
 if [ ! -x build/venv/bin/python ]; then

@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
-# One command from a fresh Debian/Ubuntu machine to Hark speaking: installs what is missing,
-# builds, installs the default voice, then speaks (the text given, or a greeting).
-#   ./scripts/run.sh ["Text to speak"]
+# One command from a fresh Debian/Ubuntu machine to Hark running: installs what is missing,
+# builds, installs the default voice on the first run, then
+#   ./scripts/run.sh                   starts the desktop app (docs/APP.md), or
+#   ./scripts/run.sh "Text to speak"   speaks the text with the command-line engine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cargo build --release --locked
 HARK=target/release/hark
+ONNX=$(scripts/fetch-voice.sh)
+if [ $# -gt 0 ]; then
+  cargo build --release --locked -p hark
+else
+  cargo build --release --locked -p hark -p hark-app
+fi
 if ! $HARK voice list | grep -q '^en_US-joe-medium'; then
-  ONNX=$(scripts/fetch-voice.sh)
   $HARK voice import "$ONNX"
 fi
-$HARK speak "${1:-Hello from Hark.}"
+if [ $# -gt 0 ]; then
+  exec $HARK speak "$1"
+fi
+if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  echo "error: no display to open the app on (DISPLAY is not set); try ./scripts/run.sh \"Some text\"" >&2
+  exit 1
+fi
+# The onboarding panel can reinstall the default voice from these files if it is removed.
+export HARK_DEFAULT_VOICE_ONNX="$ONNX"
+exec target/release/hark-app

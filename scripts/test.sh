@@ -15,6 +15,9 @@ $PY scripts/oracle.py --onnx "$ONNX" --out "$HARK_TEST_DATA/oracle"
 $PY scripts/export_reference_weights.py "$HARK_TEST_DATA" --onnx "$ONNX"
 echo "== format and lints"
 cargo fmt --all --check
-cargo clippy --locked --all-targets -- -D warnings
+# --workspace: the engine crate and the desktop app (src-tauri).
+cargo clippy --locked --workspace --all-targets -- -D warnings
 echo "== tests"
-cargo test --locked --all-targets
+cargo test --locked --workspace --all-targets
+echo "== app end-to-end"
+scripts/e2e.sh

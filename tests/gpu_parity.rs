@@ -7,7 +7,7 @@
 
 use hark::model::Scales;
 use hark::model::backend::{Backend, CpuBackend};
-use hark::model::cpu::{decoder, duration, durations, encoder, flow, noise::NoiseSource};
+use hark::model::cpu::{decoder, duration, durations, encoder, flow, noise::NoiseSource, ops};
 use hark::model::gpu::device::unavailable_reason;
 use hark::model::gpu::weights::weight_shapes;
 use hark::model::gpu::{CudaBackend, GpuModel};
@@ -96,6 +96,15 @@ fn random_weights(d: &ModelDims, seed: u64) -> Weights {
     Weights::from_map(m)
 }
 
+/// HARK_PARITY_QUICK=1 (under compute-sanitizer, which is slow): the smaller sizes only.
+fn sizes(all: &[usize]) -> &[usize] {
+    if std::env::var_os("HARK_PARITY_QUICK").is_some() {
+        &all[..2]
+    } else {
+        all
+    }
+}
+
 fn f16_mode() -> bool {
     !hark::model::gpu::f32_mode_requested()
 }
@@ -116,16 +125,124 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-#[test]
-fn encoder_matches_cpu() {
+/// The common start of a kernel test: Joe's shapes, random weights from `seed`, the model on
+/// the device in the requested precision, and an input generator. None without a GPU.
+fn random_model(seed: u64) -> Option<(ModelDims, Weights, GpuModel, ChaCha8Rng)> {
     if !gpu_or_skip() {
-        return;
+        return None;
     }
     let d = joe_dims();
-    let w = random_weights(&d, 1);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(2);
-    for t in [1usize, 9, 37, 300] {
+    let w = random_weights(&d, seed);
+    let g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
+    Some((d, w, g, ChaCha8Rng::seed_from_u64(seed + 1)))
+}
+
+/// f16 rounding as the device does it (round to nearest even).
+fn to_f16(v: &[f32]) -> Vec<f32> {
+    v.iter().map(|&x| half::f16::from_f32(x).to_f32()).collect()
+}
+
+/// The convolution core alone (`conv_smem` through `conv_probe`) on random inputs and weights,
+/// in shapes that take each of its tile variants: the WaveNet k5 conv, the res/skip 1×1,
+/// conv_pre, the resblock convs (dilated, LeakyReLU on the input) and a channel count the
+/// tensor-core path does not take. Two twins on the CPU (`conv1d_fused`): one fed exactly
+/// what the device multiplies (f16 weights; on the tensor-core path also f16 activations),
+/// so only the summation order differs and a layout slip shows at once; and the plain f32
+/// convolution, whose distance is the precision cost.
+#[test]
+fn conv_core_matches_cpu() {
+    let Some((_, _, mut g, mut rng)) = random_model(12) else {
+        return;
+    };
+    let f16 = f16_mode();
+    // (what, cin, rows, k, dilation, LeakyReLU slope, length, columns per block)
+    let cases = [
+        ("wavenet k5", 192, 64, 5, 1, 1.0, 37, 8),
+        ("res/skip 1x1", 192, 384, 1, 1, 1.0, 45, 16),
+        ("conv_pre k7", 192, 256, 7, 1, 1.0, 70, 32),
+        ("resblock k3 C128", 128, 128, 3, 1, 0.1, 300, 88),
+        ("resblock k7 d12 C64", 64, 64, 7, 12, 0.1, 500, 200),
+        ("resblock k5 d6 C32", 32, 32, 5, 6, 0.1, 1000, 256),
+        ("odd rows", 48, 20, 3, 1, 0.1, 19, 8),
+        ("cin 24 (FMA path)", 24, 40, 3, 2, 0.1, 50, 16),
+    ];
+    let quick = std::env::var_os("HARK_PARITY_QUICK").is_some();
+    let mode = hark::model::gpu::mma_mode();
+    // The decoder's core, then the flow's (with split activations in mode 2).
+    for (flow, (what, cin, rows, k, dil, slope, l, tc)) in cases
+        .iter()
+        .map(|&c| (false, c))
+        .chain(cases.iter().map(|&c| (true, c)))
+    {
+        // Two blocks per case under the sanitizer.
+        let l = if quick { l.min(tc + 5) } else { l };
+        let x = rand_vec(&mut rng, cin * l, 2.0);
+        let wt = rand_vec(&mut rng, rows * cin * k, 1.7 / ((cin * k) as f32).sqrt());
+        let b = rand_vec(&mut rng, rows, 0.1);
+        let t0 = Instant::now();
+        let got = g
+            .conv_host(flow, &x, cin, &wt, &b, k, dil, slope, tc)
+            .unwrap();
+        let gpu_ms = ms(t0);
+        let conv = |x: Vec<f32>, wt: Vec<f32>, slope: Option<f32>| {
+            ops::conv1d_fused(
+                &Tensor::new(vec![cin, l], x),
+                &Tensor::new(vec![rows, cin, k], wt),
+                Some(&Tensor::new(vec![rows], b.clone())),
+                dil * (k - 1) / 2,
+                dil,
+                slope,
+                None,
+            )
+            .data
+        };
+        let t1 = Instant::now();
+        let act = if slope == 1.0 { None } else { Some(slope) };
+        let plain = conv(x.clone(), wt.clone(), act);
+        let cpu_ms = ms(t1);
+        let tensor_cores = f16 && mode > 0 && cin % 16 == 0;
+        let split = tensor_cores && flow && mode == 2;
+        let exact = if tensor_cores && !split {
+            let a: Vec<f32> = x
+                .iter()
+                .map(|&v| if v < 0.0 { v * slope } else { v })
+                .collect();
+            conv(to_f16(&a), to_f16(&wt), None)
+        } else if f16 {
+            conv(x.clone(), to_f16(&wt), act)
+        } else {
+            plain.clone()
+        };
+        let path = match (tensor_cores, split) {
+            (false, _) => "fma",
+            (true, false) => "mma",
+            (true, true) => "mma, split x",
+        };
+        let core = if flow { "flow" } else { "dec" };
+        // Tensor cores add inside one mma with truncation, not f32 rounding: a little looser.
+        report(
+            &format!("{core} conv {what} [{path}] vs same inputs"),
+            rel_l2(&got, &exact),
+            if tensor_cores { 1e-4 } else { 1e-5 },
+            gpu_ms,
+            cpu_ms,
+        );
+        report(
+            &format!("{core} conv {what} [{path}] vs f32"),
+            rel_l2(&got, &plain),
+            back_tol(),
+            0.0,
+            0.0,
+        );
+    }
+}
+
+#[test]
+fn encoder_matches_cpu() {
+    let Some((d, w, mut g, mut rng)) = random_model(1) else {
+        return;
+    };
+    for &t in sizes(&[1, 9, 37, 300]) {
         let ids: Vec<i64> = (0..t).map(|_| rng.random_range(0..151)).collect();
         g.run_encoder(&ids).unwrap(); // warm
         let t0 = Instant::now();
@@ -161,14 +278,10 @@ fn encoder_matches_cpu() {
 
 #[test]
 fn duration_predictor_matches_cpu() {
-    if !gpu_or_skip() {
+    let Some((d, w, mut g, mut rng)) = random_model(3) else {
         return;
-    }
-    let d = joe_dims();
-    let w = random_weights(&d, 3);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(4);
-    for t in [1usize, 23, 211] {
+    };
+    for &t in sizes(&[1, 23, 211]) {
         let x = Tensor::new(vec![192, t], rand_vec(&mut rng, 192 * t, 1.5));
         let noise = Tensor::new(vec![2, t], rand_vec(&mut rng, 2 * t, 1.2));
         g.set_encoder_output(&x.data, t).unwrap();
@@ -207,14 +320,10 @@ fn duration_predictor_matches_cpu() {
 
 #[test]
 fn flow_matches_cpu() {
-    if !gpu_or_skip() {
+    let Some((d, w, mut g, mut rng)) = random_model(5) else {
         return;
-    }
-    let d = joe_dims();
-    let w = random_weights(&d, 5);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(6);
-    for n in [1usize, 5, 58, 100] {
+    };
+    for &n in sizes(&[1, 5, 58, 100]) {
         let z_p = Tensor::new(vec![192, n], rand_vec(&mut rng, 192 * n, 2.0));
         g.flow_host(&z_p.data, n).unwrap();
         let t0 = Instant::now();
@@ -235,14 +344,10 @@ fn flow_matches_cpu() {
 
 #[test]
 fn decoder_matches_cpu() {
-    if !gpu_or_skip() {
+    let Some((d, w, mut g, mut rng)) = random_model(7) else {
         return;
-    }
-    let d = joe_dims();
-    let w = random_weights(&d, 7);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(8);
-    for n in [1usize, 3, 58, 100] {
+    };
+    for &n in sizes(&[1, 3, 58, 100]) {
         let z = Tensor::new(vec![192, n], rand_vec(&mut rng, 192 * n, 1.0));
         g.decode_host(&z.data, n).unwrap();
         let t0 = Instant::now();
@@ -265,13 +370,9 @@ fn decoder_matches_cpu() {
 /// noise, then flow and decoder over windows; against expand + sample_prior + decode_window.
 #[test]
 fn windows_from_prior_match_cpu() {
-    if !gpu_or_skip() {
+    let Some((d, w, mut g, mut rng)) = random_model(9) else {
         return;
-    }
-    let d = joe_dims();
-    let w = random_weights(&d, 9);
-    let mut g = GpuModel::new(&w, &d, f16_mode()).expect("GPU model");
-    let mut rng = ChaCha8Rng::seed_from_u64(10);
+    };
     let t = 31;
     let durs: Vec<usize> = (0..t).map(|_| rng.random_range(0..9)).collect();
     let frames: usize = durs.iter().sum();
@@ -405,4 +506,227 @@ fn real_voice_matches_cpu() {
             }
         }
     }
+}
+
+// ---- The persistent engine (issue 7) against the graph path: the same stage code under
+// the other scheduler, so durations must be identical and audio equal up to float noise.
+
+use hark::model::gpu::device::{COPIES, LAUNCHES};
+use hark::model::gpu::persist::PersistentBackend;
+use std::sync::atomic::Ordering::Relaxed;
+
+type Case = (Vec<i64>, Scales, u64);
+
+fn noisy() -> Scales {
+    Scales {
+        noise_scale: 0.667,
+        length_scale: 1.0,
+        noise_w: 0.8,
+    }
+}
+
+fn quiet() -> Scales {
+    Scales {
+        noise_scale: 0.0,
+        length_scale: 1.0,
+        noise_w: 0.0,
+    }
+}
+
+/// Streams `case` through `b` (16 frames, then 37-frame chunks); `None` when it has no frames.
+fn stream(b: &mut dyn Backend, case: &Case) -> (Vec<usize>, Option<Vec<f32>>) {
+    let info = b.begin(&case.0, &case.1, case.2).unwrap();
+    if info.frames == 0 {
+        return (info.durations, None);
+    }
+    let mut out = Vec::new();
+    let mut a = 0;
+    while a < info.frames {
+        let e = (a + if a == 0 { 16 } else { 37 }).min(info.frames);
+        out.extend(b.decode(a, e).unwrap());
+        a = e;
+    }
+    (info.durations, Some(out))
+}
+
+/// The graph path makes the reference of every case, then the same backend becomes the
+/// persistent engine and must match it: streamed, whole again (a restarted walk), and after
+/// an interrupted utterance. No host launch or copy may happen on the persistent path.
+fn persistent_matches_graph(mut graph: CudaBackend, cases: &[Case], label: &str) {
+    let want: Vec<_> = cases.iter().map(|c| stream(&mut graph, c)).collect();
+    let t0 = Instant::now();
+    let mut pk = PersistentBackend::from_graph(graph, None);
+    eprintln!(
+        "{label}: persistent kernel up in {:.0} ms ({} blocks): {}",
+        ms(t0),
+        pk.blocks(),
+        pk.name()
+    );
+    assert!(pk.is_persistent(), "not persistent: {:?}", pk.fallback);
+    let (l0, c0) = (LAUNCHES.load(Relaxed), COPIES.load(Relaxed));
+    for (case, (dur, audio)) in cases.iter().zip(&want) {
+        let t = Instant::now();
+        let (got_dur, got) = stream(&mut pk, case);
+        let gpu_ms = ms(t);
+        assert!(pk.on_persistent_path(), "case fell back: {:?}", pk.fallback);
+        assert_eq!(
+            &got_dur,
+            dur,
+            "{label}: durations differ (T={})",
+            case.0.len()
+        );
+        let (Some(got), Some(audio)) = (got, audio) else {
+            assert!(audio.is_none(), "frames differ");
+            continue;
+        };
+        let what = format!("{label} T={} ns{}", case.0.len(), case.1.noise_scale);
+        report(&what, rel_l2(&got, audio), 1e-4, gpu_ms, 0.0);
+        let again = pk.decode(0, dur.iter().sum()).unwrap();
+        report(
+            &format!("{what} whole again"),
+            rel_l2(&again, audio),
+            1e-4,
+            0.0,
+            0.0,
+        );
+    }
+    // Interrupt: a new utterance while the kernel may still walk the previous one.
+    if let (Some(a), Some(b)) = (cases.first(), cases.last())
+        && let Some(audio) = &want[cases.len() - 1].1
+    {
+        pk.speculate = true;
+        let info = pk.begin(&a.0, &a.1, a.2).unwrap();
+        if info.frames > 0 {
+            pk.decode(0, info.frames.min(16)).unwrap();
+        }
+        let (_, got) = stream(&mut pk, b);
+        let got = got.expect("frames");
+        report(
+            &format!("{label} after an interrupt"),
+            rel_l2(&got, audio),
+            1e-4,
+            0.0,
+            0.0,
+        );
+    }
+    let (l1, c1) = (LAUNCHES.load(Relaxed), COPIES.load(Relaxed));
+    eprintln!(
+        "{label}: host launches {} and copies {} on the persistent path",
+        l1 - l0,
+        c1 - c0
+    );
+    assert_eq!(
+        (l1 - l0, c1 - c0),
+        (0, 0),
+        "host launches/copies on the persistent path"
+    );
+}
+
+#[test]
+fn persistent_matches_graph_on_random_weights() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let d = joe_dims();
+    let w = random_weights(&d, 21);
+    let graph = CudaBackend::from_model(GpuModel::new(&w, &d, f16_mode()).unwrap()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let quick = std::env::var_os("HARK_PARITY_QUICK").is_some();
+    let sizes: &[usize] = if quick { &[9] } else { &[1, 9, 37, 150] };
+    let mut cases = Vec::new();
+    for (i, &t) in sizes.iter().enumerate() {
+        let ids: Vec<i64> = (0..t)
+            .map(|_| rng.random_range(0..d.n_vocab as i64))
+            .collect();
+        cases.push((ids.clone(), noisy(), i as u64));
+        if !quick {
+            cases.push((ids, quiet(), 100 + i as u64));
+        }
+    }
+    persistent_matches_graph(graph, &cases, "random");
+}
+
+#[test]
+fn persistent_matches_graph_on_the_voice() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let voice = match Voice::load(None) {
+        Ok(v) => v,
+        Err(e) => {
+            say(&format!("skipped: no voice installed ({e})"));
+            return;
+        }
+    };
+    let cfg = &voice.config;
+    let mut cases = Vec::new();
+    for (i, s) in [
+        "The quick brown fox jumps over the lazy dog, while the old farmer watches from his porch.",
+        "Hello world, this is a test.",
+        "Numbers like 42 and words like rhythm.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let ids = hark::text::text_to_ids(s, &cfg.espeak_voice, &cfg.phoneme_id_map).unwrap()[0]
+            .ids
+            .clone();
+        cases.push((ids.clone(), noisy(), i as u64));
+        cases.push((ids, quiet(), i as u64));
+    }
+    let graph = CudaBackend::new(&voice).expect("CUDA backend");
+    persistent_matches_graph(graph, &cases, "voice");
+}
+
+/// A job longer than the kernel's slots runs on the graph path (the kernel is stopped for
+/// it), and the next one is back on the kernel.
+#[test]
+fn persistent_hands_long_jobs_to_graphs() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let d = joe_dims();
+    let w = random_weights(&d, 23);
+    let mut graph = CudaBackend::from_model(GpuModel::new(&w, &d, f16_mode()).unwrap()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(24);
+    let long: Vec<i64> = (0..hark::model::gpu::persist::layout::TMAX + 1)
+        .map(|_| rng.random_range(0..d.n_vocab as i64))
+        .collect();
+    let short: Vec<i64> = (0..20)
+        .map(|_| rng.random_range(0..d.n_vocab as i64))
+        .collect();
+    let info = graph.begin(&long, &noisy(), 5).unwrap();
+    let want_long = graph.decode(0, info.frames.min(16)).unwrap();
+    let (_, want_short) = stream(&mut graph, &(short.clone(), noisy(), 6));
+    let mut pk = PersistentBackend::from_graph(graph, None);
+    assert!(pk.is_persistent(), "not persistent: {:?}", pk.fallback);
+    let info2 = pk.begin(&long, &noisy(), 5).unwrap();
+    assert!(
+        !pk.on_persistent_path(),
+        "a {}-id job on the kernel",
+        long.len()
+    );
+    assert_eq!(info2.durations, info.durations);
+    let got = pk.decode(0, info2.frames.min(16)).unwrap();
+    report(
+        "long job via graphs",
+        rel_l2(&got, &want_long),
+        1e-6,
+        0.0,
+        0.0,
+    );
+    let (_, got) = stream(&mut pk, &(short, noisy(), 6));
+    assert!(
+        pk.on_persistent_path(),
+        "kernel not restarted: {:?}",
+        pk.fallback
+    );
+    let (got, want) = (got.expect("frames"), want_short.expect("frames"));
+    report(
+        "next job, kernel restarted",
+        rel_l2(&got, &want),
+        1e-4,
+        0.0,
+        0.0,
+    );
 }

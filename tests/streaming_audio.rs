@@ -318,6 +318,29 @@ fn small_steps_reach_the_sink_intact() {
 }
 
 #[test]
+fn piecewise_match_allows_a_silent_gap_but_not_reordering() {
+    // Noise-like "speech" (a simple LCG), so no window resembles another.
+    let mut state = 12345u32;
+    let a: Vec<f32> = (0..48_000)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            ((state >> 8) as f32 / (1 << 24) as f32 - 0.5) * 0.3
+        })
+        .collect();
+    // An underrun: 0.3 s of silence in the middle, everything else intact and in order.
+    let mut gapped = a[..24_000].to_vec();
+    gapped.extend(std::iter::repeat_n(0.0, 14_400));
+    gapped.extend_from_slice(&a[24_000..]);
+    let (ok, _) = piecewise_match(&a[..40_000], &gapped, 0);
+    assert!(windows_match(&ok), "{ok:?}");
+    // Two halves swapped: the second half is found, the first never comes after it.
+    let mut swapped = a[20_000..40_000].to_vec();
+    swapped.extend_from_slice(&a[..20_000]);
+    let (bad, _) = piecewise_match(&a[..40_000], &swapped, 0);
+    assert!(!windows_match(&bad), "{bad:?}");
+}
+
+#[test]
 fn piecewise_match_can_fail() {
     // A signal matches itself after a small slip, and not a different one.
     let a: Vec<f32> = (0..48_000)

@@ -18,6 +18,7 @@
  *   step_frames: number,
  *   volume: number,
  *   backend: "auto" | "gpu" | "cpu",
+ *   gpu_engine: "auto" | "graph" | "persistent",
  *   noise_scale: number | null,
  *   noise_w: number | null,
  *   auto_read: boolean,

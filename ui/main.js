@@ -187,6 +187,7 @@ function renderSettings(/** @type {Settings} */ s) {
   setIfIdle($("step-frames"), s.step_frames);
   $("step-frames").disabled = s.step_mode !== "fixed";
   setIfIdle($("backend"), s.backend);
+  setIfIdle($("gpu-engine"), s.gpu_engine);
   $("auto-read").checked = s.auto_read;
   $("start-at-login").checked = s.start_at_login;
   $("save-history").checked = s.save_history;
@@ -287,6 +288,7 @@ function readForm() {
   s.step_mode = $("steps-fixed").checked ? "fixed" : "auto";
   s.step_frames = Math.max(1, Math.round(Number($("step-frames").value) || 32));
   s.backend = $("backend").value;
+  s.gpu_engine = $("gpu-engine").value;
   s.auto_read = $("auto-read").checked;
   s.start_at_login = $("start-at-login").checked;
   s.save_history = $("save-history").checked;
@@ -368,7 +370,7 @@ function wire() {
   });
   const form = $("settings-form");
   form.addEventListener("submit", (/** @type {Event} */ e) => e.preventDefault());
-  for (const id of ["voice", "rate", "volume", "steps-auto", "steps-fixed", "step-frames", "backend",
+  for (const id of ["voice", "rate", "volume", "steps-auto", "steps-fixed", "step-frames", "backend", "gpu-engine",
     "auto-read", "start-at-login", "save-history", "theme", "text-scale", "noise-scale", "noise-w"]) {
     $(id).addEventListener("change", saveFromForm);
   }

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Packs what a run on the device machine needs into DEST/bundle.tar.xz: stripped binaries
 # (hark, the GPU parity tests), espeak-ng and its libraries (the image lacks them), English
-# espeak-ng data, a voice folder and reference audio. usage: bundle.sh DEST VOICE_DIR [REF_DIR]
+# espeak-ng data, the voice and reference audio. VOICE is a Hark voice folder, or a Piper
+# ONNX already passed through round_onnx.py and xz (NAME.onnx.xz, NAME.onnx.json beside it):
+# run.sh then imports it on the device and gives it to onnxruntime for the benchmark's anchor.
+# On the device: STEPS="parity speak bench sanitize" B=$PWD/.device/NAME bash .device/NAME/run.sh
+# usage: bundle.sh DEST VOICE [REF_DIR]
 # PARITY=0 leaves out the GPU parity tests (for runs that only need `hark`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,10 +25,16 @@ ldd target/release/hark | awk '/=> \//{print $3}' | grep -vE '/(libc|libm|libgcc
 D=/usr/lib/x86_64-linux-gnu/espeak-ng-data
 cp -r "$D"/{phontab,phonindex,phondata,intonations,en_dict} "$STAGE/espeak-ng-data/"
 cp -r "$D"/voices "$D"/lang "$STAGE/espeak-ng-data/" 2>/dev/null || true
-cp -r "$VOICE" "$STAGE/voices/"
+case "$VOICE" in
+  *.onnx.xz) mkdir -p "$STAGE/onnx"; cp "$VOICE" "${VOICE%.xz}.json" "$STAGE/onnx/" ;;
+  *) cp -r "$VOICE" "$STAGE/voices/" ;;
+esac
 [ -n "$REF" ] && cp -r "$REF" "$STAGE/ref"
-cp scripts/cuda/run.sh "$STAGE/"
+cp scripts/cuda/run.sh scripts/cuda/wavf.py "$STAGE/"
 mkdir -p "$DEST"
-XZ_OPT=-3 tar -C "$STAGE" -cJf "$DEST/bundle.tar.xz" .
+# The ONNX is compressed already: store the bundle's other files compressed, it as it is.
+XZ_OPT=-3 tar -C "$STAGE" --exclude=onnx -cJf "$DEST/bundle.tar.xz" .
+[ -d "$STAGE/onnx" ] && cp "$STAGE"/onnx/* "$DEST/"
+cp scripts/cuda/run.sh "$DEST/"
 rm -rf "$STAGE"
 ls -la "$DEST"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs on the device machine from the unpacked bundle (/tmp/h): GPU parity tests in both
-# precisions, `hark speak --backend cuda` against reference audio, then what $STEPS names.
+# Runs on the device machine from the unpacked bundle (/tmp/h; the carried folder, with the
+# bundle and any *.onnx.xz, is $B): what $STEPS names, in order. A voice carried as ONNX is
+# imported first and is also onnxruntime's model in the benchmark.
 set -uo pipefail
 H=/tmp/h
+B=${B:-$PWD}
+mkdir -p "$H" && tar -C "$H" -xJf "$B/bundle.tar.xz"
 cd "$H"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -10,33 +13,78 @@ for f in lib/*; do n=$(basename "$f"); ldconfig -p | grep -q "$n (" && rm "$f"; 
 echo "carried libs: $(ls lib | tr '\n' ' ')"
 NVRTC=$(ls -d /usr/local/cuda/lib64 2>/dev/null || dirname "$(find / -name 'libnvrtc.so*' 2>/dev/null | head -1)")
 export LD_LIBRARY_PATH=$H/lib:$NVRTC:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-export ESPEAK_DATA_PATH=$H HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1
+export ESPEAK_DATA_PATH=$H HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1 XDG_CACHE_HOME=$H/cache
 ldd bin/hark | grep "not found"
+ONNX=
+for x in "$B"/*.onnx.xz; do
+  [ -f "$x" ] || continue
+  ONNX=$H/$(basename "${x%.xz}")
+  xz -dc -T0 "$x" > "$ONNX" && cp "${x%.xz}.json" "$ONNX.json"
+  bin/hark voice import --name en_US-joe-medium "$ONNX" || echo "voice import FAILED"
+done
 S="The quick brown fox jumps over the lazy dog, while the old farmer watches from his porch and wonders whether the rain will ever come back to the valley before the end of this long, dry summer."
 for step in ${STEPS:-parity speak}; do
   case $step in
   parity)
-    echo "== parity f16"; timeout 300 bin/gpu_parity --test-threads=1 --nocapture
-    echo "== parity f32"; HARK_CUDA_F32=1 timeout 200 bin/gpu_parity --test-threads=1 --nocapture --skip real_voice ;;
+    echo "== parity f16"; timeout 120 bin/gpu_parity --test-threads=1 --nocapture
+    echo "== parity f32"; HARK_CUDA_F32=1 timeout 75 bin/gpu_parity --test-threads=1 --nocapture --skip real_voice ;;
   speak)
     echo "== speak"
-    date +%T.%N; time timeout 120 bin/hark -v speak --backend cuda --format f32 --out gpu16.wav "$S"; date +%T.%N
-    HARK_CUDA_F32=1 timeout 120 bin/hark speak --backend cuda --format f32 --out gpu32.wav "$S"
-    echo -n "f16 gpu vs cpu f32 voice: "; python3 ref/wavf.py gpu16.wav ref/cpu_f32voice.wav
-    echo -n "f32 gpu vs cpu same weights: "; python3 ref/wavf.py gpu32.wav ref/cpu_mixvoice.wav
+    date +%T.%N; time timeout 40 bin/hark -v speak --backend cuda --format f32 --out gpu16.wav "$S"; date +%T.%N
+    HARK_CUDA_MMA=1 timeout 40 bin/hark speak --backend cuda --format f32 --out gpu16h.wav "$S"
+    HARK_CUDA_F32=1 timeout 40 bin/hark speak --backend cuda --format f32 --out gpu32.wav "$S"
+    timeout 40 bin/hark speak --backend cpu --format f32 --out cpu.wav "$S"
+    echo -n "f16 gpu vs cpu, f32 voice (dev machine): "; python3 wavf.py gpu16.wav ref/cpu_f32voice.wav
+    echo -n "f16 gpu, f16 flow activations too (HARK_CUDA_MMA=1), vs cpu, f32 voice: "; python3 wavf.py gpu16h.wav ref/cpu_f32voice.wav
+    echo -n "f32 gpu vs cpu, same weights (dev machine): "; python3 wavf.py gpu32.wav ref/cpu_r16voice.wav
+    echo -n "f16 gpu vs cpu, same weights (here): "; python3 wavf.py gpu16.wav cpu.wav
     cp gpu16.wav "$OUT/" ;;
   bench)
-    echo "== bench"; timeout 300 bin/hark bench --backend cuda --no-ort --plot "$OUT/bench.svg" ;;
+    echo "== bench"
+    if [ -n "$ONNX" ]; then ORT="--onnx $ONNX --python python3"; else ORT=--no-ort; fi
+    timeout 150 bin/hark bench --backend cuda $ORT --plot "$OUT/bench.svg" ;;
+  ab)
+    # The same benchmark with the convs on the FMA path (0) and with f16 flow activations (1).
+    for m in 0 1; do
+      echo "== bench HARK_CUDA_MMA=$m"
+      HARK_CUDA_MMA=$m timeout 100 bin/hark bench --backend cuda --no-ort --cpu-runs 0
+    done ;;
   onset)
     # Streaming onset at the audio callback; the device has no sound card, so a timer thread
     # runs the callback every 10 ms (48 kHz). ONSET_PLAY_MS: how long each utterance plays.
     echo "== onset"; timeout 300 bin/hark bench --onset --backend cuda --audio simulated \
       --runs 50 --play-ms "${ONSET_PLAY_MS:-300}" > "$OUT/onset.txt"; cat "$OUT/onset.txt" ;;
   sanitize)
-    echo "== compute-sanitizer"
-    # memcheck on the whole pipeline (real voice); racecheck is far slower: the flow and
-    # decoder windows and the encoder on random weights.
-    HARK_PARITY_QUICK=1 timeout 200 compute-sanitizer --tool memcheck bin/gpu_parity --test-threads=1 real_voice 2>&1 | tail -6
-    timeout 240 compute-sanitizer --tool racecheck bin/gpu_parity --test-threads=1 windows_from_prior encoder_matches 2>&1 | tail -12 ;;
+    # The whole pipeline is `hark speak` on a short sentence without the warm-up utterance:
+    # front half, prior, windows through captured graphs, copies.
+    T="Hello there, this is a short test."
+    echo "== compute-sanitizer memcheck, whole pipeline (hark speak)"
+    HARK_CUDA_WARMUP=0 timeout 60 compute-sanitizer --tool memcheck bin/hark speak --backend cuda --out m.wav "$T" 2>&1 | grep -E "=====|rror" | tail -30
+    echo "== compute-sanitizer racecheck, whole pipeline (hark speak)"
+    HARK_CUDA_WARMUP=0 timeout ${RACE_S:-120} compute-sanitizer --tool racecheck bin/hark speak --backend cuda --out r.wav "$T" 2>&1 | grep -E "=====|rror" | tail -30
+    echo "== compute-sanitizer racecheck, the kernel tests on their smaller sizes"
+    HARK_PARITY_QUICK=1 timeout 50 compute-sanitizer --tool racecheck bin/gpu_parity --test-threads=1 conv_core flow_matches decoder_matches 2>&1 | grep -E "=====|test result|panicked" | tail -30 ;;
+  persist)
+    # The persistent engine (issue 7): every f16 parity test (the graph kernels were
+    # refactored into stage bodies too), the persistent engine against the graph path.
+    echo "== parity f16 incl. persistent"
+    timeout 240 bin/gpu_parity --test-threads=1 --nocapture --skip real_voice_matches_cpu
+    HARK_PARITY_QUICK=1 timeout 60 bin/gpu_parity --test-threads=1 --nocapture real_voice_matches_cpu ;;
+  pspeak)
+    echo "== speak, both engines"
+    timeout 60 bin/hark -v speak --backend cuda --engine graph --format f32 --out graph.wav "$S"
+    timeout 60 bin/hark -v speak --backend cuda --engine persistent --format f32 --out persistent.wav "$S"
+    echo -n "persistent vs graph: "; python3 wavf.py persistent.wav graph.wav
+    cp persistent.wav "$OUT/" ;;
+  pbench)
+    echo "== bench, both engines"
+    timeout ${PBENCH_S:-200} bin/hark bench --backend cuda --no-ort --cpu-runs ${CPU_RUNS:-0} --plot "$OUT/bench.svg" ;;
+  psanitize)
+    # One small utterance on each path, no warm-ups, a watchdog that waits for the tools.
+    for tool in ${SAN_TOOLS:-racecheck synccheck memcheck}; do
+      echo "== compute-sanitizer $tool, persistent vs graph (random weights, T=9)"
+      HARK_PARITY_QUICK=1 HARK_CUDA_WARMUP=0 HARK_PERSIST_WATCHDOG_MS=600000 timeout ${SAN_S:-100} \
+        compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 --nocapture persistent_matches_graph_on_random_weights 2>&1 | tail -12
+    done ;;
   esac
 done

@@ -3,7 +3,6 @@
 //! nothing here blocks the UI thread.
 
 mod actions;
-mod caption;
 mod clipboard;
 mod commands;
 mod events;

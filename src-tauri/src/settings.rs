@@ -1,6 +1,7 @@
 //! The user's settings: what is stored (serde, `settings.json` in the config dir), the defaults,
 //! the limits, and loading that never fails (a damaged file is set aside, not lost).
 
+pub use hark::engine::GpuEngine;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -71,6 +72,8 @@ pub struct Settings {
     /// Output gain, 0–2.
     pub volume: f32,
     pub backend: BackendPref,
+    /// On a GPU: per-chunk CUDA graphs, one persistent kernel, or whichever measured faster.
+    pub gpu_engine: GpuEngine,
     /// `None` = the voice's own value.
     pub noise_scale: Option<f32>,
     pub noise_w: Option<f32>,
@@ -94,6 +97,7 @@ impl Default for Settings {
             step_frames: 32,
             volume: 1.0,
             backend: BackendPref::Auto,
+            gpu_engine: GpuEngine::Auto,
             noise_scale: None,
             noise_w: None,
             auto_read: false,

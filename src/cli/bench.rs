@@ -1,6 +1,6 @@
 //! `hark bench`: Hark against onnxruntime (the anchor) on the same text, in the same run.
 
-use crate::engine::{BackendChoice, Synthesizer};
+use crate::engine::{BackendChoice, GpuEngine, Synthesizer};
 use crate::voice::Voice;
 use anyhow::Context;
 use clap::Args;
@@ -19,6 +19,10 @@ const FIRST_CLAUSE: &str = "The quick brown fox jumps over the lazy dog,";
 pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "cpu")]
     backend: BackendChoice,
+    /// (cuda) Measure only this engine; by default both (graphs, persistent kernel), one
+    /// after the other, and the faster onset becomes the default engine on this GPU.
+    #[arg(long, value_enum)]
+    engine: Option<GpuEngine>,
     /// Print JSON only.
     #[arg(long)]
     json: bool,
@@ -146,15 +150,21 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let voice = Voice::load(args.voice.as_deref())?;
     if args.backend == BackendChoice::Cuda {
         let ort = !args.no_ort;
+        let ids = ort_ids(&voice)?;
         let anchor = |runs: usize| -> anyhow::Result<Stats> {
             let a = BenchArgs {
                 runs,
                 full_runs: 1,
                 ..args.clone()
             };
-            Ok(run_ort(&a, rayon::current_num_threads())?.first_clause)
+            Ok(run_ort(&a, rayon::current_num_threads(), ids.path())?.first_clause)
+        };
+        let engines = match args.engine {
+            None | Some(GpuEngine::Auto) => vec![GpuEngine::Graph, GpuEngine::Persistent],
+            Some(e) => vec![e],
         };
         let opts = super::bench_gpu::Options {
+            engines,
             runs: args.runs.max(200),
             cpu_runs: args.cpu_runs,
             plot: args.plot.as_deref(),
@@ -205,7 +215,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let ort = if args.no_ort {
         None
     } else {
-        Some(run_ort(&args, threads)?)
+        let ids = ort_ids(&synth.voice)?;
+        Some(run_ort(&args, threads, ids.path())?)
     };
     let ratio = |f: fn(&EngineResult) -> f64| ort.as_ref().map(|o| f(&hark) / f(o));
     let report = Report {
@@ -224,8 +235,36 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_ort(args: &BenchArgs, threads: usize) -> anyhow::Result<EngineResult> {
+/// Hark's phoneme ids for the anchor's texts, for a Python without piper-phonemize (the GPU
+/// device machine's): JSON {text: [ids of each sentence]} in a temporary file.
+fn ort_ids(voice: &Voice) -> anyhow::Result<tempfile::NamedTempFile> {
+    let cfg = &voice.config;
+    let mut map = serde_json::Map::new();
+    for text in [SENTENCE, FIRST_CLAUSE] {
+        let ids: Vec<Vec<i64>> =
+            crate::text::text_to_ids(text, &cfg.espeak_voice, &cfg.phoneme_id_map)?
+                .into_iter()
+                .map(|s| s.ids)
+                .collect();
+        map.insert(text.to_string(), serde_json::json!(ids));
+    }
+    let file = tempfile::NamedTempFile::new()?;
+    serde_json::to_writer(&file, &map)?;
+    Ok(file)
+}
+
+/// The anchor's driver, carried in the binary so the benchmark runs away from the source tree
+/// (the GPU device machine).
+const BENCH_ORT_PY: &str = include_str!("../../scripts/bench_ort.py");
+
+fn run_ort(
+    args: &BenchArgs,
+    threads: usize,
+    ids: &std::path::Path,
+) -> anyhow::Result<EngineResult> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let script = tempfile::Builder::new().suffix(".py").tempfile()?;
+    std::fs::write(script.path(), BENCH_ORT_PY)?;
     let onnx = args
         .onnx
         .clone()
@@ -241,12 +280,13 @@ fn run_ort(args: &BenchArgs, threads: usize) -> anyhow::Result<EngineResult> {
         .clone()
         .unwrap_or_else(|| root.join("build/venv/bin/python"));
     let out = Command::new(&python)
-        .arg(root.join("scripts/bench_ort.py"))
+        .arg(script.path())
         .args(["--onnx".as_ref(), onnx.as_os_str()])
         .args(["--threads", &threads.to_string()])
         .args(["--text", SENTENCE, "--clause", FIRST_CLAUSE])
         .args(["--full-runs", &args.full_runs.to_string()])
         .args(["--clause-runs", &args.runs.to_string()])
+        .args(["--ids".as_ref(), ids.as_os_str()])
         .output()
         .with_context(|| {
             format!(

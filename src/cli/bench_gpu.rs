@@ -3,9 +3,12 @@
 //! breakdown, and the CPU backend (and onnxruntime, when available) on the same work.
 
 use super::bench::Stats;
+use super::bench_engines::{self, EngineFigures, Idle, Plan, Workload};
+use crate::engine::GpuEngine;
 use crate::model::Scales;
 use crate::model::backend::{Backend, CpuBackend};
 use crate::model::gpu::CudaBackend;
+use crate::model::gpu::persist::{PersistentBackend, choice};
 use crate::text;
 use crate::voice::Voice;
 use serde::Serialize;
@@ -204,6 +207,15 @@ pub struct GpuReport {
     ratio_onset_cpu_over_gpu: Option<f64>,
     ratio_sustained_gpu_over_cpu: Option<f64>,
     ratio_onset_ort_over_gpu: Option<f64>,
+    /// Both engines (issue 7), each measured alone on the same GPU in this run.
+    engines: Vec<EngineFigures>,
+    persistent_blocks: u32,
+    /// Why the persistent engine did not run, if it did not.
+    persistent_fallback: Option<String>,
+    /// One grid barrier of the persistent kernel's grid (µs), from 2000 in a row.
+    grid_barrier_us: Option<f64>,
+    idle: Vec<Idle>,
+    ratio_onset_p99_persistent_over_graph: Option<f64>,
 }
 
 #[derive(Serialize, Clone)]
@@ -229,25 +241,12 @@ impl Ctx<'_> {
             .collect())
     }
 
-    /// Text submitted → first chunk of PCM in host memory.
-    fn onset(&self, b: &mut dyn Backend, text: &str, seed: u64) -> anyhow::Result<f64> {
-        let t0 = Instant::now();
-        let ids = self.ids(text)?;
-        let first = ids
-            .first()
-            .ok_or_else(|| anyhow::anyhow!("no speakable text"))?;
-        let info = b.begin(first, &self.scales, seed)?;
-        let pcm = b.decode(0, info.frames.min(FIRST_CHUNK))?;
-        let ms = t0.elapsed().as_secs_f64() * 1e3;
-        anyhow::ensure!(!pcm.is_empty(), "empty first chunk");
-        Ok(ms)
-    }
-
-    /// Whole text streamed in the chunk schedule; returns (audio seconds, wall ms).
-    fn sustained(&self, b: &mut dyn Backend, text: &str) -> anyhow::Result<(f64, f64)> {
+    /// Whole text streamed in the chunk schedule; returns (audio seconds, wall ms, utterances).
+    fn sustained(&self, b: &mut dyn Backend, text: &str) -> anyhow::Result<(f64, f64, usize)> {
         let t0 = Instant::now();
         let mut samples = 0usize;
-        for (i, ids) in self.ids(text)?.iter().enumerate() {
+        let all = self.ids(text)?;
+        for (i, ids) in all.iter().enumerate() {
             let info = b.begin(ids, &self.scales, i as u64)?;
             let mut a = 0;
             let mut k = 0;
@@ -259,11 +258,26 @@ impl Ctx<'_> {
             }
         }
         let ms = t0.elapsed().as_secs_f64() * 1e3;
-        Ok((samples as f64 / self.voice.config.sample_rate as f64, ms))
+        let audio = samples as f64 / self.voice.config.sample_rate as f64;
+        Ok((audio, ms, all.len()))
+    }
+}
+
+impl Workload for Ctx<'_> {
+    fn ids(&self, text: &str) -> anyhow::Result<Vec<Vec<i64>>> {
+        Ctx::ids(self, text)
+    }
+    fn scales(&self) -> Scales {
+        self.scales
+    }
+    fn stream(&self, b: &mut dyn Backend, text: &str) -> anyhow::Result<(f64, f64, usize)> {
+        self.sustained(b, text)
     }
 }
 
 pub struct Options<'a> {
+    /// Which engines to measure (graphs, persistent, or both).
+    pub engines: Vec<GpuEngine>,
     pub runs: usize,
     pub cpu_runs: usize,
     pub plot: Option<&'a Path>,
@@ -283,6 +297,7 @@ pub fn run(voice: Voice, opts: &Options, json_only: bool) -> anyhow::Result<GpuR
     };
     let t0 = Instant::now();
     let mut gpu = CudaBackend::new(&voice)?;
+    let gpu_name = gpu.model.gpu.name.clone();
     r.startup_ms = t0.elapsed().as_secs_f64() * 1e3;
     let st = gpu.model.startup.clone();
     r.compile_ms = st.compile_ms;
@@ -305,65 +320,103 @@ pub fn run(voice: Voice, opts: &Options, json_only: bool) -> anyhow::Result<GpuR
     };
     log(&format!("{} ready in {:.0} ms", r.device, r.startup_ms));
 
-    // Onset over varied sentences (warm once on a different text first). Each run starts
-    // on an idle GPU: no speculative chunk of the previous utterance is left running.
-    gpu.speculate = false;
-    ctx.onset(&mut gpu, "Warming up the engine.", 99)?;
     let texts = sentences(opts.runs);
-    let mut onset = Vec::with_capacity(texts.len());
-    for (i, t) in texts.iter().enumerate() {
-        onset.push(ctx.onset(&mut gpu, t, i as u64)?);
-    }
-    r.onset_varied = Some(Stats::of(onset.clone()));
-    r.onset_varied_sentences = texts.len();
     let tw = twenty_words();
-    let mut o20 = Vec::new();
-    for i in 0..opts.runs {
-        o20.push(ctx.onset(&mut gpu, &tw, i as u64)?);
+    let plan = Plan {
+        varied: &texts,
+        twenty_words: &tw,
+        runs: opts.runs,
+        first_chunk: FIRST_CHUNK,
+        long_text: LONG_TEXT,
+    };
+    let want = |e: GpuEngine| opts.engines.contains(&e);
+    // Onset per varied sentence of the engine the CPU is compared with (graphs if measured).
+    let mut onset = Vec::new();
+    if want(GpuEngine::Graph) {
+        let (f, varied) = bench_engines::measure("CUDA graphs", &ctx, &mut gpu, &plan)?;
+        r.onset_varied = f.onset_varied;
+        r.onset_varied_sentences = texts.len();
+        r.onset_20_words = f.onset_20_words;
+        r.sustained_audio_s = f.sustained_audio_s;
+        r.sustained_wall_ms = f.sustained_wall_ms;
+        r.sustained_x_realtime = f.sustained_x_realtime;
+        log(&format!(
+            "graphs: onset {:?}, sustained {:.0}x real time",
+            f.onset_20_words.map(|s| s.median_ms),
+            f.sustained_x_realtime
+        ));
+        onset = varied;
+        r.engines.push(f);
+        // Stage breakdown on the 20-word sentence (graph path: events between launches).
+        let mut g2p = Vec::new();
+        for _ in 0..20 {
+            let t = Instant::now();
+            ctx.ids(&tw)?;
+            g2p.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        r.g2p_ms = Some(Stats::of(g2p));
+        gpu.speculate = false;
+        gpu.model.profile = true;
+        let n = 20;
+        for i in 0..n {
+            let ids = ctx.ids(&tw)?;
+            let info = gpu.begin(&ids[0], &ctx.scales, i as u64)?;
+            gpu.decode(0, info.frames.min(FIRST_CHUNK))?;
+        }
+        gpu.model.profile = false;
+        for (k, v) in gpu.stages.drain(..) {
+            *r.stages_ms.entry(k.to_string()).or_default() += v / n as f64;
+        }
     }
-    r.onset_20_words = Some(Stats::of(o20));
-    log(&format!(
-        "onset done: {:?}",
-        r.onset_20_words.as_ref().map(|s| s.median_ms)
-    ));
-
-    // Stage breakdown on the 20-word sentence.
-    let mut g2p = Vec::new();
-    for _ in 0..20 {
-        let t = Instant::now();
-        ctx.ids(&tw)?;
-        g2p.push(t.elapsed().as_secs_f64() * 1e3);
+    r.grid_barrier_us = gpu.model.grid_barrier_us().ok();
+    r.idle
+        .extend(bench_engines::idle("idle, no kernel resident"));
+    if want(GpuEngine::Persistent) {
+        let mut pk = PersistentBackend::from_graph(gpu, Some(voice.clone()));
+        r.persistent_blocks = pk.blocks();
+        r.persistent_fallback = pk.fallback.clone();
+        r.idle
+            .extend(bench_engines::idle("idle, persistent kernel resident"));
+        let (f, varied) = bench_engines::measure("persistent kernel", &ctx, &mut pk, &plan)?;
+        r.persistent_fallback = pk.fallback.clone();
+        log(&format!(
+            "persistent: onset {:?}, sustained {:.0}x real time",
+            f.onset_20_words.map(|s| s.median_ms),
+            f.sustained_x_realtime
+        ));
+        if onset.is_empty() {
+            onset = varied;
+            r.onset_varied = f.onset_varied;
+            r.onset_varied_sentences = texts.len();
+        }
+        r.engines.push(f);
+        r.idle.extend(bench_engines::idle(
+            "idle after the runs, persistent kernel resident",
+        ));
     }
-    r.g2p_ms = Some(Stats::of(g2p));
-    gpu.model.profile = true;
-    let n = 20;
-    for i in 0..n {
-        ctx.onset(&mut gpu, &tw, i as u64)?;
+    if let [g, p] = &r.engines[..]
+        && let (Some(go), Some(po)) = (g.onset_20_words, p.onset_20_words)
+    {
+        r.ratio_onset_p99_persistent_over_graph = Some(po.p99_ms / go.p99_ms);
+        if r.persistent_fallback.is_none() {
+            choice::store(&gpu_name, go.median_ms, po.median_ms);
+        }
     }
-    gpu.model.profile = false;
-    for (k, v) in gpu.stages.drain(..) {
-        *r.stages_ms.entry(k.to_string()).or_default() += v / n as f64;
-    }
-
-    gpu.speculate = true;
-    ctx.sustained(&mut gpu, "Warming up the streaming schedule once.")?;
-    let (audio, ms) = ctx.sustained(&mut gpu, LONG_TEXT)?;
-    r.sustained_audio_s = audio;
-    r.sustained_wall_ms = ms;
-    r.sustained_x_realtime = audio / (ms / 1e3);
-    log(&format!(
-        "sustained {:.0}x real time",
-        r.sustained_x_realtime
-    ));
 
     if opts.cpu_runs > 0 {
         let mut cpu = CpuBackend::new(voice.clone());
-        ctx.onset(&mut cpu, "Warming up the engine.", 99)?;
         let mut v = Vec::new();
+        bench_engines::onset_once(&ctx, &mut cpu, "Warming up the engine.", 99, FIRST_CHUNK)?;
         for (i, t) in texts.iter().take(opts.cpu_runs).enumerate() {
-            v.push(ctx.onset(&mut cpu, t, i as u64)?);
+            v.push(bench_engines::onset_once(
+                &ctx,
+                &mut cpu,
+                t,
+                i as u64,
+                FIRST_CHUNK,
+            )?);
         }
-        let (a, ms) = ctx.sustained(&mut cpu, LONG_TEXT)?;
+        let (a, ms, _) = ctx.sustained(&mut cpu, LONG_TEXT)?;
         let side = CpuSide {
             name: cpu.name(),
             onset: Stats::of(v.clone()),
@@ -502,4 +555,26 @@ pub fn print_table(r: &GpuReport) {
         s(&r.onnxruntime_first_clause),
         r.onnxruntime_note
     );
+    println!();
+    let engines: Vec<&EngineFigures> = r.engines.iter().collect();
+    bench_engines::print_rows(&engines);
+    println!();
+    if let Some(why) = &r.persistent_fallback {
+        println!("persistent kernel not used: {why}");
+    }
+    println!(
+        "persistent kernel: {} co-resident blocks; one grid barrier {}",
+        r.persistent_blocks,
+        r.grid_barrier_us
+            .map_or("not measured".into(), |us| format!("{us:.2} µs"))
+    );
+    if let Some(x) = r.ratio_onset_p99_persistent_over_graph {
+        println!("onset P99 persistent / graphs: {x:.3}");
+    }
+    for i in &r.idle {
+        println!(
+            "GPU {}: utilisation {:.0} %, power {:.0} W, SM clock {:.0} MHz ({} samples)",
+            i.state, i.utilization_gpu_pct, i.power_w, i.sm_clock_mhz, i.samples
+        );
+    }
 }

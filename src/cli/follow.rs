@@ -3,13 +3,13 @@
 
 use super::voice_args::VoiceArgs;
 use crate::engine::{Engine, Event, Mode, UtteranceId};
+use crate::sources::caption::{Follower, Start};
 use crate::voice::Voice;
 use anyhow::Context;
 use clap::Args;
-use std::io::{BufRead, Read, Seek, SeekFrom};
+use std::io::BufRead;
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::time::Duration;
 
 #[derive(Args)]
 pub struct FollowArgs {
@@ -31,9 +31,6 @@ pub struct FollowArgs {
     #[arg(long)]
     events: bool,
 }
-
-/// How often a followed file is checked for new data.
-const FILE_POLL: Duration = Duration::from_millis(50);
 
 pub fn run(args: FollowArgs) -> anyhow::Result<()> {
     let voice = Voice::load(args.voice.voice.as_deref())?;
@@ -80,7 +77,24 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
                 speak(&String::from_utf8_lossy(&buf));
             }
         }
-        Some(path) => follow_file(path, args.from_start, &mut speak)?,
+        Some(path) => {
+            // Runs until interrupted (Ctrl+C) or the file cannot be read any more.
+            let (line_tx, line_rx) = mpsc::channel::<String>();
+            let start = if args.from_start {
+                Start::Beginning
+            } else {
+                Start::End
+            };
+            let follower = Follower::start(path.clone(), start, move |line| {
+                let _ = line_tx.send(line.to_string());
+            })
+            .map_err(anyhow::Error::msg)?;
+            // The channel closes when the follower's thread ends.
+            for line in line_rx {
+                speak(&line);
+            }
+            follower.wait().context("caption source stopped")?;
+        }
     }
     // End of input: let the last line finish (ids finish in order).
     if let Some(last) = last {
@@ -94,41 +108,4 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
     drop(engine);
     let _ = printer.join();
     Ok(())
-}
-
-/// Calls `speak` for each complete line appended to `path`; runs until interrupted.
-fn follow_file(
-    path: &PathBuf,
-    from_start: bool,
-    speak: &mut dyn FnMut(&str),
-) -> anyhow::Result<()> {
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut pos = if from_start {
-        0
-    } else {
-        file.seek(SeekFrom::End(0))?
-    };
-    let mut partial = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        let len = file.metadata()?.len();
-        if len < pos {
-            // Truncated or replaced: start again from its beginning.
-            pos = 0;
-            partial.clear();
-        }
-        file.seek(SeekFrom::Start(pos))?;
-        let n = file.read(&mut chunk)?;
-        if n == 0 {
-            std::thread::sleep(FILE_POLL);
-            continue;
-        }
-        pos += n as u64;
-        partial.extend_from_slice(&chunk[..n]);
-        while let Some(nl) = partial.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = partial.drain(..=nl).collect();
-            speak(&String::from_utf8_lossy(&line));
-        }
-    }
 }

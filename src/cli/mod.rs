@@ -2,6 +2,7 @@
 //! and turns every error into one clear line and a non-zero exit code.
 
 mod bench;
+mod bench_engines;
 mod bench_gpu;
 mod bench_onset;
 mod bench_text;

@@ -50,7 +50,7 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
     if let (None, Some(t)) = (&args.out, &text) {
         return play_streaming(&args, voice, t);
     }
-    let mut synth = Synthesizer::new(voice, args.voice.backend)?;
+    let mut synth = Synthesizer::with_engine(voice, args.voice.backend, args.voice.engine)?;
     args.voice.apply(&mut synth.scales)?;
     synth.seed = args.voice.seed;
     synth.normalize = !args.voice.raw;

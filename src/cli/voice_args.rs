@@ -1,6 +1,6 @@
 //! Options shared by the commands that speak through the streaming engine.
 
-use crate::engine::{BackendChoice, EngineConfig, Output, Settings, StepMode};
+use crate::engine::{BackendChoice, EngineConfig, GpuEngine, Output, Settings, StepMode};
 use crate::voice::Voice;
 use clap::Args;
 use std::sync::Arc;
@@ -12,6 +12,11 @@ pub struct VoiceArgs {
     pub voice: Option<String>,
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendChoice,
+    /// How the CUDA backend runs: per-chunk CUDA graphs, or one persistent kernel that takes
+    /// every utterance without host launches (auto: the one `hark bench --backend cuda`
+    /// measured faster for onset on this GPU, else graphs).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: GpuEngine,
     /// Speech duration multiplier: 2.0 is half as fast, 0.5 twice as fast.
     #[arg(long)]
     pub length_scale: Option<f32>,
@@ -68,6 +73,7 @@ impl VoiceArgs {
         }
         let mut cfg = EngineConfig::new(voice);
         cfg.backend = self.backend;
+        cfg.gpu_engine = self.engine;
         cfg.output = Output::Device;
         cfg.settings = settings;
         cfg.normalize = !self.raw;

@@ -11,7 +11,7 @@ use super::producer::{self, Job};
 use super::queue::BoundedQueue;
 use super::steps::StepMode;
 use super::worker::{self, Cmd, Item};
-use super::{BackendChoice, EngineError};
+use super::{BackendChoice, EngineError, GpuEngine};
 use crate::model::Scales;
 use crate::voice::Voice;
 use serde::{Deserialize, Serialize};
@@ -76,6 +76,9 @@ pub enum Output {
 pub struct EngineConfig {
     pub voice: Arc<Voice>,
     pub backend: BackendChoice,
+    /// How the CUDA backend runs: graphs, the persistent kernel, or Auto (the engine that
+    /// measured faster for onset on this GPU, else graphs).
+    pub gpu_engine: GpuEngine,
     pub output: Output,
     pub settings: Settings,
     /// Send `Event::Chunk` with the samples of every step.
@@ -98,6 +101,7 @@ impl EngineConfig {
         Self {
             voice,
             backend: BackendChoice::Auto,
+            gpu_engine: GpuEngine::Auto,
             output: Output::Device,
             settings,
             emit_chunks: false,
@@ -236,6 +240,7 @@ impl Engine {
             worker::WorkerInit {
                 voice: Arc::clone(&config.voice),
                 backend: config.backend,
+                engine: config.gpu_engine,
                 output: config.output,
                 settings: config.settings,
                 emit_chunks: config.emit_chunks,

@@ -11,13 +11,15 @@ pub mod segment;
 pub mod steps;
 mod worker;
 
+pub use crate::model::gpu::persist::GpuEngine;
 pub use api::{Engine, EngineConfig, Event, Events, Mode, Output, Settings, Stats, UtteranceId};
 pub use steps::StepMode;
 
 use crate::model::Scales;
 use crate::model::backend::{Backend, CpuBackend};
 use crate::model::cpu::pipeline;
-use crate::model::gpu::CudaBackend;
+use crate::model::gpu::persist::{PersistentBackend, choice};
+use crate::model::gpu::{CudaBackend, GpuError};
 use crate::text;
 use crate::voice::Voice;
 use std::sync::Arc;
@@ -59,20 +61,42 @@ pub fn make_backend(
     choice: BackendChoice,
     voice: &Arc<Voice>,
 ) -> Result<Box<dyn Backend>, EngineError> {
+    make_backend_with(choice, GpuEngine::Auto, voice)
+}
+
+/// The backend for `choice`, with `engine` picking how the CUDA backend runs.
+pub fn make_backend_with(
+    choice: BackendChoice,
+    engine: GpuEngine,
+    voice: &Arc<Voice>,
+) -> Result<Box<dyn Backend>, EngineError> {
     let cpu = || -> Box<dyn Backend> { Box::new(CpuBackend::new(Arc::clone(voice))) };
     match choice {
         BackendChoice::Cpu => Ok(cpu()),
-        BackendChoice::Cuda => match CudaBackend::new(voice) {
-            Ok(b) => Ok(Box::new(b)),
-            Err(e) => Err(EngineError::CudaUnavailable(e.to_string())),
-        },
-        BackendChoice::Auto => match CudaBackend::new(voice) {
-            Ok(b) => Ok(Box::new(b)),
+        BackendChoice::Cuda => cuda_backend(voice, Some(Arc::clone(voice)), engine)
+            .map_err(|e| EngineError::CudaUnavailable(e.to_string())),
+        BackendChoice::Auto => match cuda_backend(voice, Some(Arc::clone(voice)), engine) {
+            Ok(b) => Ok(b),
             Err(e) => {
                 tracing::warn!("{e}; using the CPU backend");
                 Ok(cpu())
             }
         },
+    }
+}
+
+/// The CUDA backend running `engine` (Auto: the cached calibration's pick, else graphs).
+/// A persistent kernel that cannot start leaves the graph path speaking (logged); one that
+/// hangs later hands over to the CPU if `cpu_voice` is given.
+pub fn cuda_backend(
+    voice: &Voice,
+    cpu_voice: Option<Arc<Voice>>,
+    engine: GpuEngine,
+) -> Result<Box<dyn Backend>, GpuError> {
+    let graph = CudaBackend::new(voice)?;
+    match choice::resolve(engine, &graph.model.gpu.name) {
+        GpuEngine::Persistent => Ok(Box::new(PersistentBackend::from_graph(graph, cpu_voice))),
+        _ => Ok(Box::new(graph)),
     }
 }
 
@@ -91,18 +115,28 @@ pub struct Synthesizer {
     pub normalize: bool,
     pub segment: text::segment::SegmentOptions,
     /// The GPU backend when one was chosen and works; otherwise the CPU reference runs.
-    cuda: Option<std::sync::Mutex<CudaBackend>>,
+    cuda: Option<std::sync::Mutex<Box<dyn Backend>>>,
 }
 
 impl Synthesizer {
     pub fn new(voice: Voice, backend: BackendChoice) -> Result<Self, EngineError> {
+        Self::with_engine(voice, backend, GpuEngine::Auto)
+    }
+
+    /// As `new`, with `engine` picking how the CUDA backend runs.
+    pub fn with_engine(
+        voice: Voice,
+        backend: BackendChoice,
+        engine: GpuEngine,
+    ) -> Result<Self, EngineError> {
+        // No CPU hand-over inside the backend: this synthesiser's errors go to its caller.
         let cuda = match backend {
             BackendChoice::Cpu => None,
             BackendChoice::Cuda => Some(
-                CudaBackend::new(&voice)
+                cuda_backend(&voice, None, engine)
                     .map_err(|e| EngineError::CudaUnavailable(e.to_string()))?,
             ),
-            BackendChoice::Auto => match CudaBackend::new(&voice) {
+            BackendChoice::Auto => match cuda_backend(&voice, None, engine) {
                 Ok(b) => Some(b),
                 Err(e) => {
                     tracing::warn!("{e}; using the CPU backend");

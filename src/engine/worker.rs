@@ -3,7 +3,7 @@
 
 use super::api::{Control, Event, Output, Settings, Stats, UtteranceId};
 use super::steps::{StepInput, StepPolicy, next_step};
-use super::{BackendChoice, EngineError, make_backend};
+use super::{BackendChoice, EngineError, GpuEngine, make_backend_with};
 use crate::audio::{AudioError, AudioSink, DeviceSink, MarkFn, NullSink};
 use crate::model::backend::Backend;
 use crate::voice::Voice;
@@ -66,6 +66,7 @@ impl Item {
 pub(crate) struct WorkerInit {
     pub voice: Arc<Voice>,
     pub backend: BackendChoice,
+    pub engine: GpuEngine,
     pub output: Output,
     pub settings: Settings,
     pub emit_chunks: bool,
@@ -224,7 +225,7 @@ fn open_sink(
 
 impl Worker {
     fn new(init: WorkerInit) -> Result<Self, EngineError> {
-        let backend = make_backend(init.backend, &init.voice)?;
+        let backend = make_backend_with(init.backend, init.engine, &init.voice)?;
         let backend_name = backend.name();
         let marks: SharedMarks = Arc::default();
         let on_mark = mark_fn(Arc::clone(&marks), init.events.clone());

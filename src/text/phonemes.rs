@@ -36,12 +36,13 @@ struct SentencePhonemes {
 /// offsets stay valid: NUL (ends a C string), other C0/C1 controls (0x01 starts an espeak
 /// embedded command) and DEL, and U+FFFD (what lossy decoding leaves of binary junk: espeak's
 /// `espeakCHARS_AUTO` decoder, which Piper uses, would re-read it as three Latin-1 letters
-/// and speak them). Newline, carriage return and tab are kept: blank lines are
-/// paragraph breaks for espeak.
+/// and speak them), and the characters of `crashes_espeak_151`. Newline, carriage return and
+/// tab are kept: blank lines are paragraph breaks for espeak.
 fn sanitise(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if (c.is_control() && !matches!(c, '\n' | '\r' | '\t')) || c == '\u{fffd}' {
+        let control = c.is_control() && !matches!(c, '\n' | '\r' | '\t');
+        if control || c == '\u{fffd}' || crashes_espeak_151(c) {
             for _ in 0..c.len_utf8() {
                 out.push(' ');
             }
@@ -50,6 +51,29 @@ fn sanitise(text: &str) -> String {
         }
     }
     out
+}
+
+/// Characters of scripts other than Latin, Greek and Cyrillic (and their digits and
+/// punctuation), outside the general punctuation, symbol and emoji blocks. For these espeak-ng
+/// switches language, and Debian's espeak-ng 1.51 then reads freed or uninitialised memory on
+/// many of them (valgrind over every code point: Armenian, Indic, Hangul and more, e.g. U+058D
+/// "֍", U+0970 "॰", U+09E6 "০", U+0CE1 "ೡ"), which crashed Hark at random in a property test.
+/// The English voice has no reading of them; Greek and Cyrillic letters are read as before.
+fn crashes_espeak_151(c: char) -> bool {
+    static GREEK_OR_CYRILLIC_LETTER: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| {
+            regex::Regex::new(r"^[[\p{Greek}\p{Cyrillic}]&&[\p{L}\p{M}]&&[^\p{Lm}]]$").unwrap()
+        });
+    let cp = c as u32;
+    let other_script = cp >= 0x370
+        && !(0x1E00..=0x1EFF).contains(&cp) // Latin Extended Additional
+        && !(0x2000..=0x2BFF).contains(&cp) // general punctuation, currency, arrows, maths, shapes
+        && !(0x1F000..=0x1FAFF).contains(&cp); // emoji and pictographs
+    other_script
+        // Clause punctuation (e.g. Arabic "؟", CJK "。") is kept: it ends clauses as in Piper.
+        // Georgian's U+10FB is the one espeak 1.51 mishandles.
+        && (c == '\u{10fb}' || clause::punct_class(c).is_none())
+        && !GREEK_OR_CYRILLIC_LETTER.is_match(c.encode_utf8(&mut [0; 4]))
 }
 
 /// Run espeak over `text` and group its clauses into sentences, like piper-phonemize.
@@ -419,6 +443,28 @@ mod tests {
         );
         assert_eq!(clean, "a b c  d\n\te ");
         assert_eq!(sanitise("x\u{fffd}y"), "x   y");
+    }
+
+    #[test]
+    fn espeak_151_crashers_are_kept_out_and_letters_kept() {
+        // Each of these made espeak-ng 1.51 read freed or uninitialised memory (valgrind).
+        for c in [
+            '\u{559}', '\u{55a}', '\u{58d}', '\u{58e}', '\u{970}', '\u{9e6}', '\u{a66}', '\u{a6e}',
+            '\u{aef}', '\u{be6}', '\u{900}', '\u{c81}', '\u{ce1}', '\u{1180}', '\u{560}',
+        ] {
+            let s = format!("a{c}b");
+            assert_eq!(
+                sanitise(&s),
+                format!("a{}b", " ".repeat(c.len_utf8())),
+                "{c:?}"
+            );
+        }
+        // Greek and Cyrillic letters, Latin and general punctuation and emoji pass unchanged.
+        for s in ["привет", "αβγ", "“Hi” — 5 € … ½ → ✓ 😀", "Ωmega"] {
+            assert_eq!(sanitise(s), s);
+        }
+        assert!(!phonemize("a \u{58d} b", "en-us").unwrap().is_empty());
+        assert_eq!(sanitise("日本"), " ".repeat(6));
     }
 
     #[test]

@@ -172,14 +172,14 @@ pub fn rms(x: &[f32]) -> f32 {
 pub fn piecewise_match(reference: &[f32], recording: &[f32], lag: usize) -> (Vec<f64>, usize) {
     const WIN: usize = REC_RATE / 20;
     const SLIP: isize = (REC_RATE * 3 / 100) as isize;
+    // An underrun on a loaded machine inserts silence: the rest of the speech then comes later,
+    // intact and in order. A window that meets silence where its speech should be is looked for
+    // up to this far ahead (never behind, so reordered or repeated audio still fails).
+    const GAP: isize = (REC_RATE / 2) as isize;
     let mut lag = lag as isize;
     let mut corrs = Vec::new();
-    for k in (0..reference.len().saturating_sub(WIN)).step_by(WIN) {
-        let r = &reference[k..k + WIN];
-        if rms(r) < 0.01 {
-            continue;
-        }
-        let best = (-SLIP..=SLIP)
+    let best_in = |r: &[f32], lag: isize, k: usize, lo: isize, hi: isize| {
+        (lo..=hi)
             .filter_map(|d| {
                 let at = lag + d + k as isize;
                 (at >= 0 && at as usize + WIN <= recording.len()).then(|| {
@@ -189,7 +189,22 @@ pub fn piecewise_match(reference: &[f32], recording: &[f32], lag: usize) -> (Vec
                     )
                 })
             })
-            .fold((0, f64::MIN), |b, c| if c.1 > b.1 { c } else { b });
+            .fold((0, f64::MIN), |b, c| if c.1 > b.1 { c } else { b })
+    };
+    for k in (0..reference.len().saturating_sub(WIN)).step_by(WIN) {
+        let r = &reference[k..k + WIN];
+        if rms(r) < 0.01 {
+            continue;
+        }
+        let mut best = best_in(r, lag, k, -SLIP, SLIP);
+        let at = (lag + k as isize).clamp(0, recording.len().saturating_sub(WIN) as isize) as usize;
+        let quiet = rms(&recording[at..(at + WIN).min(recording.len())]) < rms(r) / 10.0;
+        if best.1 < 0.9 && quiet {
+            let ahead = best_in(r, lag, k, SLIP, GAP);
+            if ahead.1 >= 0.9 {
+                best = ahead;
+            }
+        }
         lag += best.0;
         corrs.push(best.1);
     }

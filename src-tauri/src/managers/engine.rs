@@ -173,6 +173,7 @@ impl EngineManager {
         let config = |backend| {
             let mut c = EngineConfig::new(Arc::clone(&voice));
             c.backend = backend;
+            c.gpu_engine = settings.gpu_engine;
             c.settings = self.engine_settings(settings);
             c
         };
@@ -395,13 +396,17 @@ impl EngineManager {
         self.status().state
     }
 
-    /// Applies changed settings: voice and backend need a new engine; the rest is live.
+    /// Applies changed settings: voice, backend and GPU engine need a new engine; the rest is
+    /// live.
     pub fn apply(&self, old: &Settings, new: &Settings) {
         let stuck = matches!(
             self.status().state,
             State::NoVoice | State::NoAudio | State::Error
         );
-        if stuck || old.voice != new.voice || old.backend != new.backend {
+        let restart = old.voice != new.voice
+            || old.backend != new.backend
+            || old.gpu_engine != new.gpu_engine;
+        if stuck || restart {
             self.start(new);
         } else if let Ok(e) = self.engine() {
             e.set_settings(self.engine_settings(new));

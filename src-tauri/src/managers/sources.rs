@@ -2,12 +2,12 @@
 //! caption file or pipe. One worker thread handles every request in order, so the UI thread,
 //! the tray and the shortcuts never wait on X11 or a large clipboard read.
 
-use crate::caption::Follower;
 use crate::clipboard::{self, Offer, Selection, X11};
 use crate::events::{self, Level};
 use crate::managers::engine::EngineManager;
 use crate::managers::history::{HistoryManager, Source};
 use hark::engine::Mode;
+use hark::sources::caption::{Follower, Start};
 use serde::Serialize;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
@@ -104,7 +104,7 @@ impl SourcesManager {
     /// Follows `path` (a growing file or a named pipe), speaking each new line in order.
     pub fn follow(&self, app: &AppHandle, path: PathBuf) -> Result<(), String> {
         let app2 = app.clone();
-        let f = Follower::start(path.clone(), move |line| {
+        let f = Follower::start(path.clone(), Start::End, move |line| {
             let engine = app2.state::<EngineManager>();
             match engine.speak(line.to_string(), Source::Caption, Mode::Queue) {
                 Ok(id) => {

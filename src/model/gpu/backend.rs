@@ -19,6 +19,20 @@ struct InFlight {
     count: usize,
 }
 
+/// The warm-up utterance (any voice's vocabulary has ids below 50), its scales and chunk
+/// schedule: every kernel, graph shape and first-touch cost is paid before real speech.
+pub(crate) fn warm_up_ids() -> Vec<i64> {
+    (0..120)
+        .map(|i| if i % 2 == 0 { 0 } else { 20 + i % 30 })
+        .collect()
+}
+pub(crate) const WARM_UP_SCALES: Scales = Scales {
+    noise_scale: 0.667,
+    length_scale: 1.0,
+    noise_w: 0.8,
+};
+pub(crate) const WARM_UP_STEPS: [usize; 6] = [16, 16, 32, 64, 128, 256];
+
 pub struct CudaBackend {
     pub model: GpuModel,
     context: usize,
@@ -55,16 +69,21 @@ impl CudaBackend {
     }
 
     pub fn with_precision(voice: &Voice, f16: bool) -> Result<Self, GpuError> {
+        Self::from_model(GpuModel::new(&voice.weights, &voice.config.dims, f16)?)
+    }
+
+    /// The backend over a model already on the device (tests use random weights); warms up.
+    pub fn from_model(model: GpuModel) -> Result<Self, GpuError> {
         let t0 = std::time::Instant::now();
-        let dims = &voice.config.dims;
-        let model = GpuModel::new(&voice.weights, dims, f16)?;
+        let dims = &model.dims;
         let n = 64 * dims.samples_per_frame();
         let pinned = [model.gpu.alloc_pinned(n)?, model.gpu.alloc_pinned(n)?];
         let ev = || model.gpu.ctx.new_event(None);
         let computed = [ev()?, ev()?];
         let copied = [ev()?, ev()?];
+        let context = dims.flow_decoder_receptive_frames();
         let mut b = Self {
-            context: dims.flow_decoder_receptive_frames(),
+            context,
             pinned,
             computed,
             copied,
@@ -77,7 +96,9 @@ impl CudaBackend {
             model,
         };
         let t1 = std::time::Instant::now();
-        b.warm_up()?;
+        if super::warm_up_enabled() {
+            b.warm_up()?;
+        }
         let st = &b.model.startup;
         tracing::info!(
             "{} ready in {:.0} ms: kernels {:.0} ms ({} of 4 from the cache), weights {:.0} ms, warm-up {:.0} ms",
@@ -94,17 +115,9 @@ impl CudaBackend {
     /// An utterance through every kernel with the usual chunk schedule, so the first real
     /// one pays no module load, allocation, graph capture or first-launch cost.
     fn warm_up(&mut self) -> Result<(), GpuError> {
-        let ids: Vec<i64> = (0..120)
-            .map(|i| if i % 2 == 0 { 0 } else { 20 + i % 30 })
-            .collect();
-        let scales = Scales {
-            noise_scale: 0.667,
-            length_scale: 1.0,
-            noise_w: 0.8,
-        };
-        let frames = self.start(&ids, &scales, 0)?.frames;
+        let frames = self.start(&warm_up_ids(), &WARM_UP_SCALES, 0)?.frames;
         let mut a = 0;
-        for size in [16usize, 16, 32, 64, 128, 256] {
+        for size in WARM_UP_STEPS {
             if a >= frames {
                 break;
             }
@@ -152,7 +165,8 @@ impl CudaBackend {
         } else {
             let need = c * frames;
             if eps.len() < need {
-                eps.extend(rng.normal(vec![1, need - eps.len()]).data);
+                // On the critical path now: spread over the host's cores.
+                eps.extend(rng.normals_parallel(need - eps.len()));
             }
             eps.truncate(need);
             Some(eps)
@@ -181,6 +195,7 @@ impl CudaBackend {
         let g = &self.model.gpu;
         self.computed[slot].record(&g.stream)?;
         g.copy_stream.wait(&self.computed[slot])?;
+        super::device::count(&super::device::COPIES);
         // SAFETY: `out[slot]` holds `count` floats and the pinned buffer has room; nobody
         // reads the pinned buffer before `copied[slot]` completes.
         unsafe {

@@ -15,7 +15,7 @@ pub const ENCODER: (&str, &str) = ("encoder", include_str!("../../../kernels/enc
 pub const DURATION: (&str, &str) = ("duration", include_str!("../../../kernels/duration.cu"));
 pub const FLOW: (&str, &str) = ("flow", include_str!("../../../kernels/flow.cu"));
 pub const DECODER: (&str, &str) = ("decoder", include_str!("../../../kernels/decoder.cu"));
-
+pub const PERSISTENT: &str = include_str!("../../../kernels/persistent.cu");
 /// Whether the voice's shape is one these kernels are written for.
 pub fn check_dims(d: &ModelDims) -> Result<(), String> {
     let nd = d.resblock_dilation_sizes.first().map_or(0, Vec::len);
@@ -86,6 +86,12 @@ pub fn defines(d: &ModelDims, f16: bool) -> Vec<(String, String)> {
     .collect();
     if f16 {
         v.push(("HARK_F16".into(), "1".into()));
+        if super::mma_enabled() {
+            v.push(("HARK_MMA".into(), "1".into()));
+        }
+        if super::mma_mode() == 2 {
+            v.push(("HARK_MMA_FLOW_SPLIT".into(), "1".into()));
+        }
     }
     v
 }
@@ -98,6 +104,18 @@ pub fn source(file: &str, defs: &[(String, String)]) -> String {
         s.push_str(&format!("#define {k} {v}\n"));
     }
     s.push_str(&file.replace("#include \"common.cuh\"", COMMON));
+    s
+}
+
+/// The persistent engine's module as one file: every stage file, then persistent.cu, with
+/// common.cuh included once. Compiled with `HARK_PERSISTENT_MODULE` defined, which leaves out
+/// the graph path's kernels, so the stage code is the same text as theirs, compiled once more.
+pub fn persistent_file() -> String {
+    let mut s = String::from("#include \"common.cuh\"\n");
+    for (name, file) in [ENCODER, DURATION, FLOW, DECODER, ("persistent", PERSISTENT)] {
+        s.push_str(&format!("\n// ---- {name}.cu\n"));
+        s.push_str(&file.replace("#include \"common.cuh\"", ""));
+    }
     s
 }
 
@@ -203,8 +221,8 @@ mod tests {
     use super::*;
     use crate::model::cpu::testutil::tiny_dims;
 
-    /// Every kernel file compiles for Hopper in both precisions, wherever NVRTC is present
-    /// (no GPU needed: NVRTC is a plain library).
+    /// Every kernel file, and the persistent engine's module, compiles for Hopper in both
+    /// precisions, wherever NVRTC is present (no GPU needed: NVRTC is a plain library).
     #[test]
     fn kernels_compile_with_nvrtc() {
         // SAFETY: only probes whether the library can be opened.
@@ -222,14 +240,20 @@ mod tests {
         d.hidden_channels = 32;
         d.inter_channels = 8;
         d.filter_channels = 128;
+        let opts = vec!["--gpu-architecture=sm_90".to_string(), "-std=c++17".into()];
         for f16 in [true, false] {
             let defs = defines(&d, f16);
             for (name, file) in [ENCODER, DURATION, FLOW, DECODER] {
-                let src = source(file, &defs);
-                let opts = vec!["--gpu-architecture=sm_90".to_string(), "-std=c++17".into()];
-                let bin = compile(name, &src, &opts).unwrap_or_else(|e| panic!("{e}"));
+                let bin =
+                    compile(name, &source(file, &defs), &opts).unwrap_or_else(|e| panic!("{e}"));
                 assert!(bin.len() > 1000, "{name}: cubin too small");
             }
+            let mut pdefs = defs.clone();
+            pdefs.extend(super::super::persist::layout::defines(&d));
+            pdefs.push(("HARK_PERSISTENT_MODULE".into(), "1".into()));
+            let bin = compile("persistent", &source(&persistent_file(), &pdefs), &opts)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(bin.len() > 1000, "persistent: cubin too small");
         }
     }
 }

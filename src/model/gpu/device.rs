@@ -116,6 +116,16 @@ pub struct Dims {
 
 pub const THREADS: u32 = 256;
 
+/// Host-side kernel and graph launches since start, process-wide (the benchmark counts
+/// them per utterance; the persistent engine makes none after its start).
+pub static LAUNCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Host-issued asynchronous copies since start, process-wide.
+pub static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub fn count(c: &std::sync::atomic::AtomicU64) {
+    c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
@@ -193,6 +203,7 @@ impl Gpu {
 
     /// Copy on the compute stream; `src` must stay alive and unchanged until the stream syncs.
     pub fn htod_async<T>(&self, dst: u64, src: &[T]) -> Result<(), GpuError> {
+        count(&COPIES);
         // SAFETY: the caller passes a destination with room for `src`.
         unsafe { cu::memcpy_htod_async(dst, src, self.stream.cu_stream())? };
         Ok(())
@@ -231,6 +242,7 @@ impl Gpu {
         args: &[Arg],
         stream: &CudaStream,
     ) -> Result<(), GpuError> {
+        count(&LAUNCHES);
         let stream = stream.cu_stream();
         // Each argument lives in an 8-byte slot; i32/f32 occupy its first 4 bytes (LE).
         let mut slots: Vec<u64> = args

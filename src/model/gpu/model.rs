@@ -15,6 +15,8 @@ use std::time::Instant;
 const ATTN_SMEM: usize = 96 * 1024;
 /// Largest dynamic shared memory a resblock block may use.
 const RB_SMEM_MAX: usize = 200 * 1024;
+/// Dynamic shared memory of the convolution-core test kernel (`conv_probe`).
+const PROBE_SMEM: usize = 96 * 1024;
 
 pub struct Kernels {
     pub embed: Kernel,
@@ -26,6 +28,18 @@ pub struct Kernels {
     pub up: Kernel,
     pub rb: Kernel,
     pub post: Kernel,
+    /// The convolution core alone as the decoder and the flow compile it (parity tests only).
+    pub probe: Kernel,
+    pub flow_probe: Kernel,
+}
+
+/// The persistent engine's module: compiled on first use (the graph path never pays for it).
+pub struct PersistentKernels {
+    pub persistent: Kernel,
+    /// Grid barriers alone on the persistent kernel's grid (benchmark).
+    pub barrier_probe: Kernel,
+    pub compile_ms: f64,
+    pub cached: bool,
 }
 
 /// Per-stage decoder geometry.
@@ -82,40 +96,99 @@ pub struct StartupReport {
     pub weight_bytes: usize,
 }
 
-/// Device buffers sized for `tokens` / `frames` / window capacity; grown on demand.
+/// Front-half device buffers for up to `cap` tokens (the graph path grows them on demand;
+/// the persistent engine allocates its own once).
 #[derive(Default)]
-struct Front {
-    cap: usize,
-    ids: Option<DBuf>,
-    x: Option<DBuf>,
-    qkv: Option<DBuf>,
-    hbuf: Option<DBuf>,
-    m_p: Option<DBuf>,
-    logs_p: Option<DBuf>,
-    a: Option<DBuf>,
-    b: Option<DBuf>,
-    g: Option<DBuf>,
-    z2: Option<DBuf>,
-    logw: Option<DBuf>,
-    dur: Option<DBuf>,
-    off: Option<DBuf>,
+pub(crate) struct Front {
+    pub cap: usize,
+    pub ids: Option<DBuf>,
+    pub x: Option<DBuf>,
+    pub qkv: Option<DBuf>,
+    pub hbuf: Option<DBuf>,
+    pub m_p: Option<DBuf>,
+    pub logs_p: Option<DBuf>,
+    pub a: Option<DBuf>,
+    pub b: Option<DBuf>,
+    pub g: Option<DBuf>,
+    pub z2: Option<DBuf>,
+    pub logw: Option<DBuf>,
+    pub dur: Option<DBuf>,
+    pub off: Option<DBuf>,
 }
 
+impl Front {
+    pub fn alloc(g: &Gpu, d: &ModelDims, cap: usize) -> Result<Self, GpuError> {
+        let f4 = |n: usize| g.alloc(n * 4).map(Some);
+        let (h, c, dpf) = (d.hidden_channels, d.inter_channels, d.dp_filter_channels);
+        Ok(Self {
+            cap,
+            ids: f4(cap)?,
+            x: f4(h * cap)?,
+            qkv: f4(3 * h * cap)?,
+            hbuf: f4(d.filter_channels * cap)?,
+            m_p: f4(c * cap)?,
+            logs_p: f4(c * cap)?,
+            a: f4(dpf * cap)?,
+            b: f4(dpf * cap)?,
+            g: f4(dpf * cap)?,
+            z2: f4(2 * cap)?,
+            logw: f4(cap)?,
+            dur: f4(cap)?,
+            off: f4(cap + 1)?,
+        })
+    }
+}
+
+/// Flow and decoder buffers for windows of up to `cap` frames.
 #[derive(Default)]
-struct Window {
-    cap: usize,
-    z: Option<DBuf>,
-    h: [Option<DBuf>; 2],
-    acts: Option<DBuf>,
-    skip: Option<DBuf>,
-    pre: Option<DBuf>,
-    up: Vec<DBuf>,
-    rbs: Vec<DBuf>,
+pub(crate) struct Window {
+    pub cap: usize,
+    pub z: Option<DBuf>,
+    pub h: [Option<DBuf>; 2],
+    pub acts: Option<DBuf>,
+    pub skip: Option<DBuf>,
+    pub pre: Option<DBuf>,
+    pub up: Vec<DBuf>,
+    pub rbs: Vec<DBuf>,
     /// Two output buffers: chunk N is copied out of one while chunk N+1 fills the other.
-    out: [Option<DBuf>; 2],
+    pub out: [Option<DBuf>; 2],
 }
 
-fn p(b: &Option<DBuf>) -> u64 {
+impl Window {
+    pub fn alloc(
+        g: &Gpu,
+        d: &ModelDims,
+        geoms: &[StageGeom],
+        cap: usize,
+    ) -> Result<Self, GpuError> {
+        let f4 = |n: usize| g.alloc(n * 4);
+        let h = d.hidden_channels;
+        let mut up = Vec::new();
+        let mut rbs = Vec::new();
+        let mut len = cap;
+        for s in geoms {
+            len *= s.rate;
+            up.push(f4(s.cout * len)?);
+            rbs.push(f4(d.resblock_kernel_sizes.len() * s.cout * len)?);
+        }
+        Ok(Self {
+            cap,
+            z: Some(f4(d.inter_channels * cap)?),
+            h: [Some(f4(h * cap)?), Some(f4(h * cap)?)],
+            acts: Some(f4(h * cap)?),
+            skip: Some(f4(h * cap)?),
+            pre: Some(f4(d.upsample_initial_channel * cap)?),
+            up,
+            rbs,
+            out: [
+                Some(f4(cap * d.samples_per_frame())?),
+                Some(f4(cap * d.samples_per_frame())?),
+            ],
+        })
+    }
+}
+
+pub(crate) fn p(b: &Option<DBuf>) -> u64 {
     b.as_ref().map_or(0, |b| b.ptr)
 }
 
@@ -133,6 +206,10 @@ pub struct GpuModel {
     pub dims: ModelDims,
     pub f16: bool,
     pub k: Kernels,
+    /// Filled by [`GpuModel::persistent_kernels`].
+    pub pk: Option<PersistentKernels>,
+    /// Dynamic shared memory the persistent kernel needs: the largest of all stages.
+    pk_smem: u32,
     pub w: GpuWeights,
     pub geoms: Vec<StageGeom>,
     pub startup: StartupReport,
@@ -164,22 +241,43 @@ impl GpuModel {
         let gpu = Gpu::new()?;
         let t0 = Instant::now();
         let defs = compile::defines(dims, f16);
+        // NVRTC compiles one program per thread: the four modules side by side, so a cold
+        // start costs the slowest module, not the sum.
+        let files = [
+            compile::ENCODER,
+            compile::DURATION,
+            compile::FLOW,
+            compile::DECODER,
+        ];
+        let bins: Vec<Result<(Vec<u8>, bool), GpuError>> = std::thread::scope(|s| {
+            let jobs: Vec<_> = files
+                .iter()
+                .map(|f| s.spawn(|| compile::cubin(f.0, f.1, &defs, gpu.cc)))
+                .collect();
+            jobs.into_iter()
+                .map(|j| {
+                    j.join().unwrap_or_else(|_| {
+                        Err(GpuError::Compile("the NVRTC thread panicked".into()))
+                    })
+                })
+                .collect()
+        });
         let mut cached = 0;
-        let mut module = |f: (&str, &str)| -> Result<_, GpuError> {
-            let (bin, hit) = compile::cubin(f.0, f.1, &defs, gpu.cc)?;
+        let mut modules = Vec::with_capacity(files.len());
+        for b in bins {
+            let (bin, hit) = b?;
             cached += hit as usize;
-            gpu.load(bin)
-        };
-        let enc = module(compile::ENCODER)?;
-        let dur = module(compile::DURATION)?;
-        let flow = module(compile::FLOW)?;
-        let dec = module(compile::DECODER)?;
+            modules.push(gpu.load(bin)?);
+        }
+        let [enc, dur, flow, dec]: [_; 4] = modules
+            .try_into()
+            .map_err(|_| GpuError::Compile("expected four kernel modules".into()))?;
         let compile_ms = t0.elapsed().as_secs_f64() * 1e3;
         let d = dims;
         let (h, f, kf) = (d.hidden_channels, d.filter_channels, d.ffn_kernel_size);
         let geoms = stage_geoms(d);
         let fl = 4usize;
-        let ffn_smem = (h * (32 + kf - 1)).max(f * (8 + kf - 1) + h * 8) * fl;
+        let ffn_smem = (h * (16 + kf - 1)).max(f * (8 + kf - 1) + h * 8) * fl;
         let npar = 3 * d.dp_num_bins - 1;
         let sdp_smem = (h * 32)
             .max(2 * d.dp_filter_channels * 8 + npar * 8)
@@ -189,8 +287,9 @@ impl GpuModel {
         for _ in 1..d.flow_wn_layers {
             halo *= d.flow_dilation_rate.max(1);
         }
-        // flow.cu: gate items (FA_TC = 8 columns + halo, 64 rows) or 16-column tiles.
-        let flow_smem = (h * (8 + 2 * halo) + 2 * 32 * 8).max(h * 16) * fl;
+        // flow.cu: gate items (FA_TC = 8 columns + halo, 64 rows) or 16-column tiles stored
+        // with a row stride of 20 (FB_LD).
+        let flow_smem = (h * (8 + 2 * halo) + 2 * 32 * 8).max(h * 20) * fl;
         let conv_smem = d.inter_channels * (32 + d.dec_pre_kernel_size - 1) * fl;
         let up_smem = geoms
             .iter()
@@ -201,6 +300,12 @@ impl GpuModel {
         let rb_smem = geoms.iter().map(|g| g.rb_smem).max().unwrap_or(0);
         let last = geoms.last().map_or(1, |g| g.cout);
         let post_smem = last * (256 + d.dec_post_kernel_size - 1) * fl;
+        let pk_smem = [
+            ATTN_SMEM, ffn_smem, sdp_smem, flow_smem, conv_smem, up_smem, rb_smem, post_smem,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0) as u32;
         let k = Kernels {
             embed: Kernel::new(&gpu, &enc, "enc_embed", 0)?,
             attn: Kernel::new(&gpu, &enc, "enc_attn", ATTN_SMEM as u32)?,
@@ -211,6 +316,8 @@ impl GpuModel {
             up: Kernel::new(&gpu, &dec, "dec_up", up_smem as u32)?,
             rb: Kernel::new(&gpu, &dec, "dec_rb", rb_smem as u32)?,
             post: Kernel::new(&gpu, &dec, "dec_post", post_smem as u32)?,
+            probe: Kernel::new(&gpu, &dec, "conv_probe", PROBE_SMEM as u32)?,
+            flow_probe: Kernel::new(&gpu, &flow, "flow_conv_probe", PROBE_SMEM as u32)?,
         };
         let t1 = Instant::now();
         let w = GpuWeights::upload(&gpu, weights, dims, f16)?;
@@ -231,6 +338,8 @@ impl GpuModel {
             dims: dims.clone(),
             f16,
             k,
+            pk: None,
+            pk_smem,
             w,
             geoms,
             bar,
@@ -278,27 +387,7 @@ impl GpuModel {
         if t <= self.front.cap {
             return Ok(());
         }
-        let cap = t.next_power_of_two().max(64);
-        let d = &self.dims;
-        let g = &self.gpu;
-        let f4 = |n: usize| g.alloc(n * 4).map(Some);
-        let (h, c, dpf) = (d.hidden_channels, d.inter_channels, d.dp_filter_channels);
-        self.front = Front {
-            cap,
-            ids: f4(cap)?,
-            x: f4(h * cap)?,
-            qkv: f4(3 * h * cap)?,
-            hbuf: f4(d.filter_channels * cap)?,
-            m_p: f4(c * cap)?,
-            logs_p: f4(c * cap)?,
-            a: f4(dpf * cap)?,
-            b: f4(dpf * cap)?,
-            g: f4(dpf * cap)?,
-            z2: f4(2 * cap)?,
-            logw: f4(cap)?,
-            dur: f4(cap)?,
-            off: f4(cap + 1)?,
-        };
+        self.front = Front::alloc(&self.gpu, &self.dims, t.next_power_of_two().max(64))?;
         self.graphs.clear();
         Ok(())
     }
@@ -308,39 +397,14 @@ impl GpuModel {
             return Ok(());
         }
         let cap = n.next_power_of_two().max(64);
-        let d = &self.dims;
-        let g = &self.gpu;
-        let f4 = |n: usize| g.alloc(n * 4);
-        let h = d.hidden_channels;
-        let mut up = Vec::new();
-        let mut rbs = Vec::new();
-        let mut len = cap;
-        for s in &self.geoms {
-            len *= s.rate;
-            up.push(f4(s.cout * len)?);
-            rbs.push(f4(d.resblock_kernel_sizes.len() * s.cout * len)?);
-        }
-        self.win = Window {
-            cap,
-            z: Some(f4(d.inter_channels * cap)?),
-            h: [Some(f4(h * cap)?), Some(f4(h * cap)?)],
-            acts: Some(f4(h * cap)?),
-            skip: Some(f4(h * cap)?),
-            pre: Some(f4(d.upsample_initial_channel * cap)?),
-            up,
-            rbs,
-            out: [
-                Some(f4(cap * d.samples_per_frame())?),
-                Some(f4(cap * d.samples_per_frame())?),
-            ],
-        };
+        self.win = Window::alloc(&self.gpu, &self.dims, &self.geoms, cap)?;
         self.graphs.clear();
         Ok(())
     }
 
-    /// Encoder on `ids`: leaves x, m_p, logs_p on the device (asynchronous).
-    pub fn run_encoder(&mut self, ids: &[i64]) -> Result<(), GpuError> {
-        let d = self.dims.clone();
+    /// Whether the GPU encoder takes these ids (count and vocabulary), as a clear error.
+    pub fn check_ids(&self, ids: &[i64]) -> Result<(), GpuError> {
+        let d = &self.dims;
         let t = ids.len();
         let max_t = (ATTN_SMEM / 4 - 3 * d.hidden_channels - 8) / d.n_heads;
         if t == 0 || t > max_t {
@@ -356,6 +420,14 @@ impl GpuModel {
                 ),
             )));
         }
+        Ok(())
+    }
+
+    /// Encoder on `ids`: leaves x, m_p, logs_p on the device (asynchronous).
+    pub fn run_encoder(&mut self, ids: &[i64]) -> Result<(), GpuError> {
+        self.check_ids(ids)?;
+        let d = self.dims.clone();
+        let t = ids.len();
         self.ensure_front(t)?;
         self.mark("start")?;
         let ids32: Vec<i32> = ids.iter().map(|&i| i as i32).collect();
@@ -376,7 +448,7 @@ impl GpuModel {
         )?;
         let ti = t as i32;
         let items_qkv = t.div_ceil(32) * (3 * h / 64);
-        let items_ffn = t.div_ceil(32) * (d.filter_channels / 128);
+        let items_ffn = t.div_ceil(16) * (d.filter_channels / 64);
         for (l, e) in self.w.enc.iter().enumerate() {
             g.launch(
                 &self.k.attn,
@@ -460,6 +532,7 @@ impl GpuModel {
         if self.dur_host.len() < t {
             self.dur_host = self.gpu.alloc_pinned(t.next_power_of_two())?;
         }
+        super::device::count(&super::device::COPIES);
         // SAFETY: `dur` holds t ints; the pinned buffer has room and is read only after
         // `sdp_done` completes.
         unsafe {
@@ -622,6 +695,7 @@ impl GpuModel {
                 }
             }
         }
+        super::device::count(&super::device::LAUNCHES);
         self.graphs[&key].launch()?;
         Ok(count)
     }
@@ -769,6 +843,56 @@ impl GpuModel {
         Ok(())
     }
 
+    /// Compiles (or loads from the disk cache) the persistent engine's module: every stage
+    /// file and persistent.cu in one compilation unit, without the graph path's kernels.
+    pub fn persistent_kernels(&mut self) -> Result<&PersistentKernels, GpuError> {
+        if self.pk.is_none() {
+            let t0 = Instant::now();
+            let mut defs = compile::defines(&self.dims, self.f16);
+            defs.extend(super::persist::layout::defines(&self.dims));
+            defs.push(("HARK_PERSISTENT_MODULE".into(), "1".into()));
+            let (bin, cached) = compile::cubin(
+                "persistent",
+                &compile::persistent_file(),
+                &defs,
+                self.gpu.cc,
+            )?;
+            let m = self.gpu.load(bin)?;
+            let g = &self.gpu;
+            self.pk = Some(PersistentKernels {
+                persistent: Kernel::new(g, &m, "persistent", self.pk_smem)?,
+                barrier_probe: Kernel::new(g, &m, "barrier_probe", self.pk_smem)?,
+                compile_ms: t0.elapsed().as_secs_f64() * 1e3,
+                cached,
+            });
+        }
+        Ok(self.pk.as_ref().expect("just set"))
+    }
+
+    /// Microseconds per grid barrier on the persistent kernel's grid: 2000 barriers in one
+    /// cooperative launch, less an empty launch, timed with events.
+    pub fn grid_barrier_us(&mut self) -> Result<f64, GpuError> {
+        self.persistent_kernels()?;
+        let k = &self.pk.as_ref().expect("compiled").barrier_probe;
+        let bar = self.gpu.alloc(64)?;
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let (a, b) = (
+            self.gpu.ctx.new_event(flags)?,
+            self.gpu.ctx.new_event(flags)?,
+        );
+        let time = |n: i32| -> Result<f64, GpuError> {
+            a.record(&self.gpu.stream)?;
+            let dims = k.coop(k.max_coresident as usize);
+            self.gpu.launch(k, dims, &[Arg::P(bar.ptr), Arg::I(n)])?;
+            b.record(&self.gpu.stream)?;
+            self.gpu.sync()?;
+            Ok(a.elapsed_ms(&b)? as f64)
+        };
+        time(100)?;
+        let (empty, full) = (time(0)?, time(2000)?);
+        Ok((full - empty) * 1e3 / 2000.0)
+    }
+
     /// Device address of chunk output buffer `slot` (0 or 1).
     pub fn out_ptr(&self, slot: usize) -> u64 {
         p(&self.win.out[slot])
@@ -781,6 +905,66 @@ impl GpuModel {
         self.launch_flow(0, n, false)?;
         self.gpu
             .dtoh_sync(p(&self.win.z), self.dims.inter_channels * n)
+    }
+
+    /// Test entry for the convolution core (`conv_probe`, or `flow_conv_probe` with `flow`):
+    /// y [rows, l] = b + w ⊛ act(x) with x [cin, l], w [rows, cin, k] (stored f16 in the f16
+    /// mode), dilation `dil`, "same" zero padding, act = LeakyReLU(slope) unless slope is 1,
+    /// `tc` output columns per block.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv_host(
+        &mut self,
+        flow: bool,
+        x: &[f32],
+        cin: usize,
+        w: &[f32],
+        b: &[f32],
+        k: usize,
+        dil: usize,
+        slope: f32,
+        tc: usize,
+    ) -> Result<Vec<f32>, GpuError> {
+        let l = x.len() / cin;
+        let rows = b.len();
+        let smem = cin * (tc + dil * (k - 1)) * 4;
+        if w.len() != rows * cin * k || x.len() != cin * l || smem > PROBE_SMEM || tc == 0 {
+            return Err(GpuError::Driver("conv_host: bad shapes".into()));
+        }
+        let g = &self.gpu;
+        let wd = if self.f16 {
+            let h: Vec<u16> = w
+                .iter()
+                .map(|&v| half::f16::from_f32(v).to_bits())
+                .collect();
+            g.upload(&h)?
+        } else {
+            g.upload(w)?
+        };
+        let (xd, bd, yd) = (g.upload(x)?, g.upload(b)?, g.alloc(rows * l * 4)?);
+        let probe = if flow {
+            &self.k.flow_probe
+        } else {
+            &self.k.probe
+        };
+        let dims = probe.grid(l.div_ceil(tc), 1).with_smem(smem as u32);
+        g.launch(
+            probe,
+            dims,
+            &[
+                Arg::P(xd.ptr),
+                Arg::I(l as i32),
+                Arg::I(cin as i32),
+                Arg::P(wd.ptr),
+                Arg::P(bd.ptr),
+                Arg::I(k as i32),
+                Arg::I(dil as i32),
+                Arg::F(slope),
+                Arg::P(yd.ptr),
+                Arg::I(rows as i32),
+                Arg::I(tc as i32),
+            ],
+        )?;
+        g.dtoh_sync(yd.ptr, rows * l)
     }
 
     /// Test entry: decoder on z [C, n] given on the host → n · hop samples.
