@@ -5,6 +5,7 @@
 //! → `engine` (streaming) → `audio` (WAV, playback) → `sources` (live captions). The `cli`
 //! module wires them into the `hark` command; the desktop app (`src-tauri/`) uses the same API.
 
+pub mod alloc;
 pub mod audio;
 pub mod cli;
 pub mod engine;

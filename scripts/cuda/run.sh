@@ -51,9 +51,12 @@ for step in ${STEPS:-parity speak}; do
     done ;;
   onset)
     # Streaming onset at the audio callback; the device has no sound card, so a timer thread
-    # runs the callback every 10 ms (48 kHz). ONSET_PLAY_MS: how long each utterance plays.
-    echo "== onset"; timeout 300 bin/hark bench --onset --backend cuda --audio simulated \
-      --runs 50 --play-ms "${ONSET_PLAY_MS:-300}" > "$OUT/onset.txt"; cat "$OUT/onset.txt" ;;
+    # runs the callback every 10 ms (48 kHz), or every ONSET_PERIOD_MS. ONSET_PLAY_MS: how long
+    # each utterance plays.
+    P=${ONSET_PERIOD_MS:-10}
+    echo "== onset, ${P} ms period"; HARK_AUDIO_BUFFER_MS=$P timeout 300 bin/hark bench --onset \
+      --backend cuda --audio simulated --runs 50 --play-ms "${ONSET_PLAY_MS:-300}" > "$OUT/onset-$P.txt"
+    cat "$OUT/onset-$P.txt" ;;
   sanitize)
     # The whole pipeline is `hark speak` on a short sentence without the warm-up utterance:
     # front half, prior, windows through captured graphs, copies.
@@ -80,10 +83,12 @@ for step in ${STEPS:-parity speak}; do
     echo "== bench, both engines"
     timeout ${PBENCH_S:-200} bin/hark bench --backend cuda --no-ort --cpu-runs ${CPU_RUNS:-0} --plot "$OUT/bench.svg" ;;
   psanitize)
-    # One small utterance on each path, no warm-ups, a watchdog that waits for the tools.
+    # One small utterance on each path, no warm-ups, a watchdog that waits for the tools, and
+    # the persistent kernel on PBLOCKS blocks (racecheck never finished on all 132).
     for tool in ${SAN_TOOLS:-racecheck synccheck memcheck}; do
-      echo "== compute-sanitizer $tool, persistent vs graph (random weights, T=9)"
-      HARK_PARITY_QUICK=1 HARK_CUDA_WARMUP=0 HARK_PERSIST_WATCHDOG_MS=600000 timeout ${SAN_S:-100} \
+      echo "== compute-sanitizer $tool, persistent vs graph (random weights, T=9, ${PBLOCKS:-all} blocks)"
+      HARK_PARITY_QUICK=1 HARK_CUDA_WARMUP=0 HARK_PERSIST_WATCHDOG_MS=600000 \
+        HARK_PERSIST_BLOCKS=${PBLOCKS:-} timeout ${SAN_S:-100} \
         compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 --nocapture persistent_matches_graph_on_random_weights 2>&1 | tail -12
     done ;;
   esac

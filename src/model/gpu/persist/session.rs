@@ -104,6 +104,16 @@ fn watchdog() -> Duration {
     Duration::from_millis(ms.max(10))
 }
 
+/// Blocks of the persistent kernel: as many as can be co-resident, or fewer with
+/// `HARK_PERSIST_BLOCKS` (compute-sanitizer's racecheck only finishes on a small grid; every
+/// stage loops over its work items, so any grid gives the same result).
+fn grid_blocks(max_coresident: u32) -> u32 {
+    std::env::var("HARK_PERSIST_BLOCKS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .map_or(max_coresident, |n| n.clamp(1, max_coresident))
+}
+
 fn persistent_kernel(m: &GpuModel) -> Result<&crate::model::gpu::device::Kernel, GpuError> {
     m.pk.as_ref()
         .map(|pk| &pk.persistent)
@@ -212,6 +222,7 @@ impl Session {
         // SAFETY: `mapped` holds `words` zeroed, page-aligned words and outlives `host`
         // (both are owned by the session; `res` is dropped after `host` stops using it).
         let sh = unsafe { Shared::new(mapped.host, ci, hop) };
+        let blocks = grid_blocks(kernel.max_coresident);
         let mut s = Self {
             host: Host::new(sh),
             args_dev: args_buf.ptr,
@@ -226,10 +237,10 @@ impl Session {
             stream,
             returned,
             words,
-            blocks: kernel.max_coresident,
+            blocks,
             running: false,
             leak: false,
-            grid: kernel.coop(kernel.max_coresident as usize),
+            grid: kernel.coop(blocks as usize),
             ci,
             hop,
         };
