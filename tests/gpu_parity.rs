@@ -646,6 +646,36 @@ fn persistent_matches_graph_on_random_weights() {
     persistent_matches_graph(graph, &cases, "random");
 }
 
+/// The smallest whole life of the persistent kernel, for compute-sanitizer's racecheck (which
+/// reports shared-memory hazards only when a kernel exits, and runs the kernel ~1000× slower):
+/// launch, one 5-id job's front half and first 16-frame chunk, shut down. Matches the graph
+/// path like the longer test.
+#[test]
+fn persistent_one_short_job_then_shutdown() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let d = joe_dims();
+    let w = random_weights(&d, 25);
+    let mut graph = CudaBackend::from_model(GpuModel::new(&w, &d, f16_mode()).unwrap()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(26);
+    let ids: Vec<i64> = (0..5)
+        .map(|_| rng.random_range(0..d.n_vocab as i64))
+        .collect();
+    let info = graph.begin(&ids, &noisy(), 7).unwrap();
+    let n = info.frames.min(16);
+    assert!(n > 0, "no frames to compare");
+    let want = graph.decode(0, n).unwrap();
+    let mut pk = PersistentBackend::from_graph(graph, None);
+    assert!(pk.is_persistent(), "not persistent: {:?}", pk.fallback);
+    let got_info = pk.begin(&ids, &noisy(), 7).unwrap();
+    assert_eq!(got_info.durations, info.durations, "durations differ");
+    let got = pk.decode(0, n).unwrap();
+    assert!(pk.on_persistent_path(), "fell back: {:?}", pk.fallback);
+    report("one short job", rel_l2(&got, &want), 1e-4, 0.0, 0.0);
+    drop(pk); // shuts the kernel down: racecheck reports now
+}
+
 #[test]
 fn persistent_matches_graph_on_the_voice() {
     if !gpu_or_skip() {

@@ -89,7 +89,7 @@ for step in ${STEPS:-parity speak}; do
       echo "== compute-sanitizer $tool, persistent vs graph (random weights, T=9, ${PBLOCKS:-all} blocks)"
       HARK_PARITY_QUICK=1 HARK_CUDA_WARMUP=0 HARK_PERSIST_WATCHDOG_MS=600000 \
         HARK_PERSIST_BLOCKS=${PBLOCKS:-} timeout ${SAN_S:-100} \
-        compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 --nocapture persistent_matches_graph_on_random_weights 2>&1 | tail -12
+        compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 --nocapture ${SAN_TEST:-persistent_matches_graph_on_random_weights} 2>&1 | tail -12
     done ;;
   esac
 done
