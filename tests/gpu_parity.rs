@@ -646,6 +646,21 @@ fn persistent_matches_graph_on_random_weights() {
     persistent_matches_graph(graph, &cases, "random");
 }
 
+/// The graph backend on random weights of Joe's shapes (`seed`), and a source of random ids
+/// (seeded from `seed + 1`).
+fn random_graph(seed: u64) -> (CudaBackend, impl FnMut(usize) -> Vec<i64>) {
+    let d = joe_dims();
+    let w = random_weights(&d, seed);
+    let graph = CudaBackend::from_model(GpuModel::new(&w, &d, f16_mode()).unwrap()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed + 1);
+    let ids = move |n: usize| -> Vec<i64> {
+        (0..n)
+            .map(|_| rng.random_range(0..d.n_vocab as i64))
+            .collect()
+    };
+    (graph, ids)
+}
+
 /// The smallest whole life of the persistent kernel, for compute-sanitizer's racecheck (which
 /// reports shared-memory hazards only when a kernel exits, and runs the kernel ~1000× slower):
 /// launch, one 5-id job's front half and first 16-frame chunk, shut down. Matches the graph
@@ -655,13 +670,8 @@ fn persistent_one_short_job_then_shutdown() {
     if !gpu_or_skip() {
         return;
     }
-    let d = joe_dims();
-    let w = random_weights(&d, 25);
-    let mut graph = CudaBackend::from_model(GpuModel::new(&w, &d, f16_mode()).unwrap()).unwrap();
-    let mut rng = ChaCha8Rng::seed_from_u64(26);
-    let ids: Vec<i64> = (0..5)
-        .map(|_| rng.random_range(0..d.n_vocab as i64))
-        .collect();
+    let (mut graph, mut random_ids) = random_graph(25);
+    let ids = random_ids(5);
     let info = graph.begin(&ids, &noisy(), 7).unwrap();
     let n = info.frames.min(16);
     assert!(n > 0, "no frames to compare");
@@ -715,16 +725,9 @@ fn persistent_hands_long_jobs_to_graphs() {
     if !gpu_or_skip() {
         return;
     }
-    let d = joe_dims();
-    let w = random_weights(&d, 23);
-    let mut graph = CudaBackend::from_model(GpuModel::new(&w, &d, f16_mode()).unwrap()).unwrap();
-    let mut rng = ChaCha8Rng::seed_from_u64(24);
-    let long: Vec<i64> = (0..hark::model::gpu::persist::layout::TMAX + 1)
-        .map(|_| rng.random_range(0..d.n_vocab as i64))
-        .collect();
-    let short: Vec<i64> = (0..20)
-        .map(|_| rng.random_range(0..d.n_vocab as i64))
-        .collect();
+    let (mut graph, mut random_ids) = random_graph(23);
+    let long = random_ids(hark::model::gpu::persist::layout::TMAX + 1);
+    let short = random_ids(20);
     let info = graph.begin(&long, &noisy(), 5).unwrap();
     let want_long = graph.decode(0, info.frames.min(16)).unwrap();
     let (_, want_short) = stream(&mut graph, &(short.clone(), noisy(), 6));

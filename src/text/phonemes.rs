@@ -36,13 +36,13 @@ struct SentencePhonemes {
 /// offsets stay valid: NUL (ends a C string), other C0/C1 controls (0x01 starts an espeak
 /// embedded command) and DEL, and U+FFFD (what lossy decoding leaves of binary junk: espeak's
 /// `espeakCHARS_AUTO` decoder, which Piper uses, would re-read it as three Latin-1 letters
-/// and speak them), and the characters of `crashes_espeak_151`. Newline, carriage return and
+/// and speak them), and the characters of `kept_from_espeak`. Newline, carriage return and
 /// tab are kept: blank lines are paragraph breaks for espeak.
 fn sanitise(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         let control = c.is_control() && !matches!(c, '\n' | '\r' | '\t');
-        if control || c == '\u{fffd}' || crashes_espeak_151(c) {
+        if control || c == '\u{fffd}' || kept_from_espeak(c) {
             for _ in 0..c.len_utf8() {
                 out.push(' ');
             }
@@ -59,7 +59,7 @@ fn sanitise(text: &str) -> String {
 /// many of them (valgrind over every code point: Armenian, Indic, Hangul and more, e.g. U+058D
 /// "֍", U+0970 "॰", U+09E6 "০", U+0CE1 "ೡ"), which crashed Hark at random in a property test.
 /// The English voice has no reading of them; Greek and Cyrillic letters are read as before.
-fn crashes_espeak_151(c: char) -> bool {
+fn kept_from_espeak(c: char) -> bool {
     static GREEK_OR_CYRILLIC_LETTER: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| {
             regex::Regex::new(r"^[[\p{Greek}\p{Cyrillic}]&&[\p{L}\p{M}]&&[^\p{Lm}]]$").unwrap()

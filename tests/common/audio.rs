@@ -197,12 +197,15 @@ pub fn piecewise_match(reference: &[f32], recording: &[f32], lag: usize) -> (Vec
             continue;
         }
         let mut best = best_in(r, lag, k, -SLIP, SLIP);
-        let at = (lag + k as isize).clamp(0, recording.len().saturating_sub(WIN) as isize) as usize;
-        let quiet = rms(&recording[at..(at + WIN).min(recording.len())]) < rms(r) / 10.0;
-        if best.1 < 0.9 && quiet {
-            let ahead = best_in(r, lag, k, SLIP, GAP);
-            if ahead.1 >= 0.9 {
-                best = ahead;
+        if best.1 < 0.9 {
+            let at =
+                (lag + k as isize).clamp(0, recording.len().saturating_sub(WIN) as isize) as usize;
+            let quiet = rms(&recording[at..(at + WIN).min(recording.len())]) < rms(r) / 10.0;
+            if quiet {
+                let ahead = best_in(r, lag, k, SLIP, GAP);
+                if ahead.1 >= 0.9 {
+                    best = ahead;
+                }
             }
         }
         lag += best.0;
