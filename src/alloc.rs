@@ -4,10 +4,10 @@
 //! Why: the CPU model streams ≈ 60 MB of weights and tens of MB of activations per step. On
 //! 4 KiB pages every page needs its own TLB entry, and after the process sat idle (the user
 //! listening, the engine waiting) those entries and the page-walk caches are gone, and memory
-//! the allocator gave back must be faulted in again: on a 2-core VM the encoder and durations
-//! after one idle second took 112–135 ms against 29–32 ms warm. With 2 MiB pages (transparent
-//! huge pages, asked for with `madvise`) and freed memory kept for the next step they took
-//! 37 ms (21 warm), and the streaming onset after an interrupt halved.
+//! the allocator gave back must be faulted in again. On a 2-core VM, builds with and without
+//! this allocator run alternately: encoder + durations after one idle second 26–30 ms
+//! against 37–39 ms (≈ 20 warm), onsets 5–10 ms lower at the median; the host's penalty
+//! varies by the hour and was about three times larger earlier the same day.
 //! See docs/BENCHMARKS.md, "Streaming onset (CPU)".
 
 use libmimalloc_sys::{mi_option_set, mi_option_t, mi_version};
