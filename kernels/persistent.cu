@@ -10,7 +10,8 @@
 //   ctl   control words; the host writes C_JOB .. C_SHUTDOWN, the device C_FRONT .. C_ERR;
 //   jobs  two job slots (job seq & 1): ids, SDP noise, scales; the device writes durations
 //         and the frame count back; the host writes the prior noise once it knows the frames;
-//   ring  PK_NSLOT output slots: a header (job, walk generation, frames [start, end)) and PCM.
+//   ring  PK_NSLOT output slots: a header (job, walk generation, frames [start, end)) and PCM;
+//   prof  the stage profile of the last job taken with C_PROFILE set (benchmarks only).
 // Ordering (proof sketch in docs/KERNELS.md): the host publishes with a release store and the
 // device reads with relaxed loads and an acquire fence (read_ctl); the device's PCM writers
 // fence at system scope before a grid barrier, after which one thread publishes the slot with
@@ -45,6 +46,30 @@ __device__ __forceinline__ void read_ctl(const unsigned* ctl, unsigned* c) {
     asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
+__device__ __forceinline__ u64 global_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// The leader's stage profile of one job: on only in block 0's thread 0, and only for a job
+// taken with C_PROFILE set. Each stamp follows a grid barrier, so a stage's time includes
+// waiting for the slowest block.
+struct Prof {
+    unsigned* at;
+    u64 t0;
+    unsigned n;
+    bool on;
+};
+
+__device__ __forceinline__ void stamp(Prof& p, unsigned stage) {
+    if (!p.on || p.n >= PF_MAX) return;
+    unsigned* e = p.at + PF_E + 2 * p.n;
+    st_relaxed_sys(e, stage);
+    st_relaxed_sys(e + 1, (unsigned)(global_ns() - p.t0));
+    st_relaxed_sys(p.at + PF_N, ++p.n);
+}
+
 template <typename T>
 __device__ __forceinline__ T* ptr(const u64* A, int i) {
     return (T*)A[i];
@@ -56,7 +81,8 @@ struct Walk {
     unsigned job, last, gen, produced, beat;
     int slot, T, F, pos;
     float ns;
-    bool fronted, walkable;
+    bool fronted, walkable, profile;
+    u64 taken_ns;  // when the job was taken (the profile's zero)
 };
 
 __device__ __forceinline__ unsigned* job_slot(const u64* A, int slot) {
@@ -95,6 +121,8 @@ __device__ void decide(const u64* A, Walk& w, unsigned* D) {
             w.gen = job[J_GEN];
             w.pos = 0;
             w.fronted = w.walkable = false;
+            w.profile = c[C_PROFILE] != 0;
+            w.taken_ns = global_ns();
             D[D_OP] = OP_FRONT;
             D[D_SLOT] = w.slot;
             D[D_T] = w.T;
@@ -135,7 +163,8 @@ __device__ void decide(const u64* A, Walk& w, unsigned* D) {
 
 // Encoder and duration predictor for the job in `slot`; block 0 then publishes the
 // durations and the frame count into the slot and raises C_FRONT.
-__device__ void run_front(const Grid& g, const u64* A, int slot, int T, unsigned job_seq) {
+__device__ void run_front(const Grid& g, const u64* A, int slot, int T, unsigned job_seq,
+                          Prof& pf) {
     unsigned* job = job_slot(A, slot);
     float* x = ptr<float>(A, PA_X);
     float* z2 = ptr<float>(A, PA_Z2);
@@ -149,8 +178,10 @@ __device__ void run_front(const Grid& g, const u64* A, int slot, int T, unsigned
         if (i < T) ids[i] = isrc[i];
     }
     grid_sync(g);
+    stamp(pf, PS_INPUTS);
     enc_embed_body(g, ids, ptr<float>(A, PA_EMB), x, T);
     grid_sync(g);
+    stamp(pf, PS_EMBED);
     const int layers = ival(A, PA_NLAYERS);
     for (int l = 0; l < layers; ++l) {
         const u64* e = A + PA_ENC + l * PA_ENC_STRIDE;
@@ -158,6 +189,7 @@ __device__ void run_front(const Grid& g, const u64* A, int slot, int T, unsigned
                       (const float*)e[3], (const float*)e[4], (const float*)e[5],
                       (const float*)e[6], (const float*)e[7], ptr<float>(A, PA_QKV));
         grid_sync(g);
+        stamp(pf, PS_ATTN);
         const bool last = l == layers - 1;
         enc_ffn_body(g, x, T, (const float*)e[8], (const float*)e[9], (const float*)e[10],
                      (const float*)e[11], (const float*)e[12], (const float*)e[13],
@@ -166,6 +198,7 @@ __device__ void run_front(const Grid& g, const u64* A, int slot, int T, unsigned
                      last ? ptr<const float>(A, PA_PROJ_B) : nullptr, ptr<float>(A, PA_MP),
                      ptr<float>(A, PA_LOGSP));
         grid_sync(g);
+        stamp(pf, PS_FFN);
     }
     const float ls = __uint_as_float(job[J_LS]);
     int* dur = ptr<int>(A, PA_DUR);
@@ -175,23 +208,28 @@ __device__ void run_front(const Grid& g, const u64* A, int slot, int T, unsigned
     // sdp_body's last phase (the prefix sum) ran in block 0 alone, after a grid barrier.
     if (g.b == 0) {
         __syncthreads();
+        stamp(pf, PS_SDP);
         int* out = (int*)(job + J_DUR);
         for (int t = threadIdx.x; t < T; t += NT) out[t] = dur[t];
         if (threadIdx.x == 0) job[J_FRAMES] = (unsigned)off[T];
         __threadfence_system();
         __syncthreads();
-        if (threadIdx.x == 0) st_release_sys(ptr<unsigned>(A, PA_CTL) + C_FRONT, job_seq);
+        if (threadIdx.x == 0) {
+            stamp(pf, PS_FRONT_OUT);
+            st_release_sys(ptr<unsigned>(A, PA_CTL) + C_FRONT, job_seq);
+        }
     }
 }
 
 // Flow + decoder over frames [lo, lo + n) of the job; the chunk's samples [a, a + count) of
 // the window go to `out` (a ring slot in mapped host memory).
 __device__ void run_window(const Grid& g, const u64* A, const Prior& pr, int n, int a, int count,
-                           float* out) {
+                           float* out, Prof& pf) {
     float* z = ptr<float>(A, PA_Z);
     flow_body(g, z, ptr<float>(A, PA_H0), ptr<float>(A, PA_H1), ptr<float>(A, PA_ACTS),
               ptr<float>(A, PA_SKIP), n, 1, ptr<const void* const>(A, PA_FLOW_TABLE), pr);
     grid_sync(g);
+    stamp(pf, PS_FLOW);
     const int up0 = ival(A, PA_UP0), prek = ival(A, PA_PRE_K);
     float* pre = ptr<float>(A, PA_PRE);
     {
@@ -204,6 +242,7 @@ __device__ void run_window(const Grid& g, const u64* A, const Prior& pr, int n, 
         }
     }
     grid_sync(g);
+    stamp(pf, PS_PRE);
     const float* src = pre;
     int mean = 0, len = n;
     const int stages = ival(A, PA_NSTAGES), sms = ival(A, PA_SMS);
@@ -225,6 +264,7 @@ __device__ void run_window(const Grid& g, const u64* A, const Prior& pr, int n, 
             }
         }
         grid_sync(g);
+        stamp(pf, PS_UP);
         // The graph path's tile choice (model.rs launch_decoder): narrower tiles until the
         // stage fills half the GPU.
         int tn = tn0;
@@ -238,6 +278,7 @@ __device__ void run_window(const Grid& g, const u64* A, const Prior& pr, int n, 
             }
         }
         grid_sync(g);
+        stamp(pf, PS_RB);
         src = rbs;
         mean = 1;
         len = lout;
@@ -253,7 +294,7 @@ __device__ void run_window(const Grid& g, const u64* A, const Prior& pr, int n, 
 }
 
 // One chunk [start, end) of the current job into ring slot `ring`, then its publication.
-__device__ void run_chunk(const Grid& g, const u64* A, const unsigned* d, Walk& w) {
+__device__ void run_chunk(const Grid& g, const u64* A, const unsigned* d, Walk& w, Prof& pf) {
     const int slot = (int)d[D_SLOT], T = (int)d[D_T], F = (int)d[D_F];
     const int start = (int)d[D_START], end = (int)d[D_END], ring = (int)d[D_RING];
     const unsigned job_seq = d[D_JOB], gen = d[D_GEN];
@@ -264,12 +305,13 @@ __device__ void run_chunk(const Grid& g, const u64* A, const unsigned* d, Walk& 
     const Prior pr = {ptr<const float>(A, PA_MP), ptr<const float>(A, PA_LOGSP),
                       ptr<const int>(A, PA_OFF), (const float*)(job + J_EPS), T, F, lo, ns};
     unsigned* rs = ptr<unsigned>(A, PA_RING) + (size_t)ring * R_WORDS;
-    run_window(g, A, pr, n, (start - lo) * HOP, (end - start) * HOP, (float*)(rs + R_PCM));
+    run_window(g, A, pr, n, (start - lo) * HOP, (end - start) * HOP, (float*)(rs + R_PCM), pf);
     // Every PCM writer makes its stores visible system-wide before the barrier; after it,
     // one thread writes the header and publishes the slot (release, system scope).
     __threadfence_system();
     grid_sync(g);
     if (g.b == 0 && threadIdx.x == 0) {
+        stamp(pf, PS_POST);
         st_relaxed_sys(rs + R_JOB, job_seq);
         st_relaxed_sys(rs + R_GEN, gen);
         st_relaxed_sys(rs + R_START, (unsigned)start);
@@ -284,6 +326,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1) persistent(const u64* A) {
     unsigned* ctl = ptr<unsigned>(A, PA_CTL);
     const bool leader = g.b == 0 && threadIdx.x == 0;
     Walk w = {};
+    Prof pf = {ptr<unsigned>(A, PA_PROF), 0, 0, false};
     if (leader) st_release_sys(ctl + C_STATE, 1);
     for (;;) {
         if (leader) decide(A, w, D);
@@ -294,7 +337,13 @@ extern "C" __global__ void __launch_bounds__(NT, 1) persistent(const u64* A) {
         for (int i = 0; i < D_WORDS; ++i) d[i] = ((volatile unsigned*)D)[i];
         if (d[D_OP] == OP_EXIT) break;
         if (d[D_OP] == OP_FRONT) {
-            run_front(g, A, (int)d[D_SLOT], (int)d[D_T], d[D_JOB]);
+            if (leader) {
+                pf.on = w.profile;
+                pf.t0 = w.taken_ns;
+                pf.n = 0;
+                stamp(pf, PS_DISPATCH);
+            }
+            run_front(g, A, (int)d[D_SLOT], (int)d[D_T], d[D_JOB], pf);
             if (leader) {
                 w.F = ((volatile int*)ptr<int>(A, PA_OFF))[w.T];
                 w.fronted = true;
@@ -302,7 +351,8 @@ extern "C" __global__ void __launch_bounds__(NT, 1) persistent(const u64* A) {
                 if (!w.walkable && w.F > 0) st_release_sys(ctl + C_ERR, w.job);
             }
         } else if (d[D_OP] == OP_CHUNK) {
-            run_chunk(g, A, d, w);
+            stamp(pf, PS_CHUNK_WAIT);
+            run_chunk(g, A, d, w, pf);
         }
     }
     if (leader) st_release_sys(ctl + C_STATE, 2);

@@ -686,6 +686,54 @@ fn persistent_one_short_job_then_shutdown() {
     drop(pk); // shuts the kernel down: racecheck reports now
 }
 
+/// The kernel's stage profile (benchmarks read it): every stage of a job's front half and
+/// first chunk is stamped, in order, and the stamps add up to less than the host waited.
+#[test]
+fn persistent_profile_stamps_every_stage() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let (graph, mut random_ids) = random_graph(26);
+    let mut pk = PersistentBackend::from_graph(graph, None);
+    assert!(pk.is_persistent(), "not persistent: {:?}", pk.fallback);
+    pk.speculate = false;
+    pk.set_profile(true);
+    let ids = random_ids(9);
+    let t0 = Instant::now();
+    let info = pk.begin(&ids, &noisy(), 3).unwrap();
+    pk.decode(0, info.frames.min(16)).unwrap();
+    let host_ms = t0.elapsed().as_secs_f64() * 1e3;
+    assert!(pk.on_persistent_path(), "fell back: {:?}", pk.fallback);
+    pk.quiesce().unwrap();
+    let stages = pk.stage_profile();
+    let names: Vec<&str> = stages.iter().map(|(n, _)| *n).collect();
+    let want = [
+        "dispatch",
+        "inputs to device",
+        "encoder: embedding",
+        "encoder: attention",
+        "encoder: feed-forward",
+        "duration predictor",
+        "durations published",
+        "wait for the chunk",
+        "flow",
+        "decoder: first conv",
+        "decoder: upsampling",
+        "decoder: resblocks",
+        "decoder: last conv + publish",
+    ];
+    assert_eq!(names, want, "stages missing or out of order");
+    let total: f64 = stages.iter().map(|(_, ms)| ms).sum();
+    assert!(stages.iter().all(|(_, ms)| *ms >= 0.0));
+    assert!(
+        total > 0.0 && total <= host_ms,
+        "kernel stamps {total:.3} ms against {host_ms:.3} ms on the host"
+    );
+    say(&format!(
+        "  profile: {total:.3} ms stamped of {host_ms:.3} ms on the host: {stages:?}"
+    ));
+}
+
 #[test]
 fn persistent_matches_graph_on_the_voice() {
     if !gpu_or_skip() {

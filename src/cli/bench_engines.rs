@@ -148,6 +148,41 @@ pub fn measure<B: Speculate>(
     Ok((f, varied))
 }
 
+/// The persistent kernel's own stage profile of `text`'s onset (job taken → first chunk
+/// published; means over `runs`, no look-ahead), then the host's view of the same runs.
+pub fn persistent_stages(
+    w: &dyn Workload,
+    b: &mut PersistentBackend,
+    text: &str,
+    runs: usize,
+    first: usize,
+) -> anyhow::Result<Vec<(String, f64)>> {
+    b.set_speculate(false);
+    b.set_profile(true);
+    let mut out: Vec<(String, f64)> = Vec::new();
+    let mut add = |k: &str, v: f64| match out.iter_mut().find(|(n, _)| n == k) {
+        Some((_, t)) => *t += v / runs as f64,
+        None => out.push((k.to_string(), v / runs as f64)),
+    };
+    let mut host = Vec::new();
+    for i in 0..runs {
+        let (_, begin_ms, chunk_ms) = onset_split(w, b, text, i as u64, first)?;
+        anyhow::ensure!(b.on_persistent_path(), "not on the persistent kernel");
+        b.quiesce()?;
+        for (k, v) in b.stage_profile() {
+            add(k, v);
+        }
+        host.push((begin_ms, chunk_ms));
+    }
+    b.set_profile(false);
+    b.set_speculate(true);
+    for (begin_ms, chunk_ms) in host {
+        add("host: begin (post → durations)", begin_ms);
+        add("host: first chunk (→ PCM in host memory)", chunk_ms);
+    }
+    Ok(out)
+}
+
 /// Mean of a few `nvidia-smi` samples: GPU utilisation %, power W, SM clock MHz.
 #[derive(Serialize, Clone, Debug)]
 pub struct Idle {

@@ -212,6 +212,9 @@ pub struct GpuReport {
     persistent_blocks: u32,
     /// Why the persistent engine did not run, if it did not.
     persistent_fallback: Option<String>,
+    /// The persistent kernel's stage profile of the 20-word onset (mean ms), kernel-side
+    /// stamps then the host's view.
+    persistent_stages_ms: Vec<(String, f64)>,
     /// One grid barrier of the persistent kernel's grid (µs), from 2000 in a row.
     grid_barrier_us: Option<f64>,
     idle: Vec<Idle>,
@@ -378,6 +381,10 @@ pub fn run(voice: Voice, opts: &Options, json_only: bool) -> anyhow::Result<GpuR
         r.idle
             .extend(bench_engines::idle("idle, persistent kernel resident"));
         let (f, varied) = bench_engines::measure("persistent kernel", &ctx, &mut pk, &plan)?;
+        if pk.is_persistent() {
+            r.persistent_stages_ms =
+                bench_engines::persistent_stages(&ctx, &mut pk, &tw, 20, FIRST_CHUNK)?;
+        }
         r.persistent_fallback = pk.fallback.clone();
         log(&format!(
             "persistent: onset {:?}, sustained {:.0}x real time",
@@ -568,6 +575,9 @@ pub fn print_table(r: &GpuReport) {
         r.grid_barrier_us
             .map_or("not measured".into(), |us| format!("{us:.2} µs"))
     );
+    for (k, v) in &r.persistent_stages_ms {
+        println!("persistent kernel stage: {k}: {v:.3} ms");
+    }
     if let Some(x) = r.ratio_onset_p99_persistent_over_graph {
         println!("onset P99 persistent / graphs: {x:.3}");
     }

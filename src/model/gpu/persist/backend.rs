@@ -6,7 +6,7 @@
 //! - A kernel that stops answering (the watchdog) or fails is torn down: the graph path takes
 //!   over if the device still works, else the CPU (when the backend was given the voice).
 
-use super::protocol::ProtocolError;
+use super::protocol::{ProtocolError, stage_times};
 use super::session::Session;
 use crate::model::Scales;
 use crate::model::backend::{Backend, BackendError, CpuBackend, UtteranceInfo};
@@ -103,6 +103,21 @@ impl PersistentBackend {
     /// Blocks of the persistent kernel's launch.
     pub fn blocks(&self) -> u32 {
         self.session.as_ref().map_or(0, |s| s.blocks)
+    }
+
+    /// Whether the kernel stamps its stages for the next jobs (benchmarks).
+    pub fn set_profile(&mut self, on: bool) {
+        if let Some(s) = self.session.as_mut() {
+            s.host.set_profile(on);
+        }
+    }
+
+    /// Milliseconds per stage of the last job the kernel made with profiling on (empty if
+    /// none); read after `quiesce`.
+    pub fn stage_profile(&self) -> Vec<(&'static str, f64)> {
+        self.session
+            .as_ref()
+            .map_or_else(Vec::new, |s| stage_times(&s.host.profile()))
     }
 
     fn warm_up(&mut self) -> Result<(), BackendError> {

@@ -37,7 +37,8 @@ pub mod ctl {
         SHUTDOWN = 8,   // 1: the kernel returns
         WANT = 9,       // the host needs frames up to here
         AHEAD = 10,     // and the kernel may run this many frames beyond (speculation)
-        HOST_WORDS = 11,
+        PROFILE = 11,   // 1: the kernel stamps its stages into the profile area (benchmarks)
+        HOST_WORDS = 12,
         FRONT = 32,     // durations of this job are in its slot
         PRODUCED = 33,  // ring slots filled
         DONE = 34,      // jobs up to this one are finished with
@@ -70,6 +71,52 @@ pub mod ring {
     indices!(DEFINES, "R_"; JOB = 0, GEN = 1, START = 2, END = 3, PCM = 4);
 }
 
+/// The stage profile (mapped, after the ring): the leader thread appends `(stage, ns)` pairs
+/// (ns since it took the job, from `%globaltimer`) after each grid barrier of a job whose
+/// `ctl::PROFILE` was set, and the count to `N`.
+pub mod prof {
+    indices!(DEFINES, "PF_"; N = 0, E = 1, MAX = 96, WORDS = 196);
+}
+
+/// Stage labels of the profile, in the order a job's front half and first chunk pass them;
+/// each entry's time is the time since the previous entry.
+pub mod stage {
+    indices!(DEFINES, "PS_";
+        DISPATCH = 1,   // job taken → every block past the dispatch barrier
+        INPUTS = 2,     // ids and SDP noise from the job slot to device memory
+        EMBED = 3,
+        ATTN = 4,       // each encoder layer's attention
+        FFN = 5,        // each encoder layer's feed-forward
+        SDP = 6,        // duration predictor, durations and prefix sum
+        FRONT_OUT = 7,  // durations published
+        CHUNK_WAIT = 8, // → the chunk is dispatched (the host's prior noise, the decision)
+        FLOW = 9,
+        PRE = 10,       // decoder's first conv
+        UP = 11,        // each upsampling
+        RB = 12,        // each stage's resblocks
+        POST = 13,      // last conv into the ring slot, fence, barrier
+    );
+    /// A readable name per label.
+    pub fn name(label: u32) -> &'static str {
+        match label as usize {
+            DISPATCH => "dispatch",
+            INPUTS => "inputs to device",
+            EMBED => "encoder: embedding",
+            ATTN => "encoder: attention",
+            FFN => "encoder: feed-forward",
+            SDP => "duration predictor",
+            FRONT_OUT => "durations published",
+            CHUNK_WAIT => "wait for the chunk",
+            FLOW => "flow",
+            PRE => "decoder: first conv",
+            UP => "decoder: upsampling",
+            RB => "decoder: resblocks",
+            POST => "decoder: last conv + publish",
+            _ => "unknown",
+        }
+    }
+}
+
 /// The kernel's decision words (device memory).
 pub mod dispatch {
     indices!(DEFINES, "D_";
@@ -92,13 +139,13 @@ pub mod args {
         EMB = 23, PROJ_W = 24, PROJ_B = 25, SDP_TABLE = 26, FLOW_TABLE = 27,
         PRE_W = 28, PRE_B = 29, POST_W = 30, POST_B = 31,
         PRE_K = 32, POST_K = 33, UP0 = 34, NLAYERS = 35, NSTAGES = 36, CONTEXT = 37, SMS = 38,
-        IDS = 39,
+        IDS = 39, PROF = 40,
         // per encoder layer: wqkv bqkv ek ev wo bo g1 b1n w1 b1 w2 b2 g2 b2n
-        ENC = 40,
+        ENC = 41,
         // per decoder stage: up_w up_b rb_w_table rb_b_table up_buf rbs_buf
         //                    cin cout rate k pad tn hmax
-        STAGE = 40 + ENC_STRIDE * MAX_LAYERS,
-        WORDS = 40 + ENC_STRIDE * MAX_LAYERS + STAGE_STRIDE * MAX_STAGES,
+        STAGE = 41 + ENC_STRIDE * MAX_LAYERS,
+        WORDS = 41 + ENC_STRIDE * MAX_LAYERS + STAGE_STRIDE * MAX_STAGES,
         ENC_STRIDE_ = ENC_STRIDE,
         STAGE_STRIDE_ = STAGE_STRIDE,
     );
@@ -114,9 +161,14 @@ pub fn ring_words(hop: usize) -> usize {
     ring::PCM + STEP_MAX * hop
 }
 
-/// Words of the whole mapped area: control, two job slots, the ring.
-pub fn mapped_words(ci: usize, hop: usize) -> usize {
+/// First word of the profile area.
+pub fn prof_base(ci: usize, hop: usize) -> usize {
     ctl::WORDS + 2 * job_words(ci) + NSLOT * ring_words(hop)
+}
+
+/// Words of the whole mapped area: control, two job slots, the ring, the profile.
+pub fn mapped_words(ci: usize, hop: usize) -> usize {
+    prof_base(ci, hop) + prof::WORDS
 }
 
 /// The protocol as defines for kernels/persistent.cu.
@@ -125,6 +177,8 @@ pub fn defines(d: &ModelDims) -> Vec<(String, String)> {
         ctl::DEFINES,
         job::DEFINES,
         ring::DEFINES,
+        prof::DEFINES,
+        stage::DEFINES,
         dispatch::DEFINES,
         args::DEFINES,
     ]
@@ -162,9 +216,11 @@ mod tests {
             assert!(job::IDS + TMAX <= job::ZSDP && job::ZSDP + 2 * TMAX <= job::DUR);
             assert!(job::DUR + TMAX <= job::EPS);
         }
+        assert_eq!(prof::WORDS % 4, 0);
+        const { assert!(prof::E + 2 * prof::MAX <= prof::WORDS) };
         assert_eq!(
             mapped_words(ci, hop),
-            ctl::WORDS + 2 * job_words(ci) + NSLOT * ring_words(hop)
+            ctl::WORDS + 2 * job_words(ci) + NSLOT * ring_words(hop) + prof::WORDS
         );
     }
 
@@ -184,6 +240,8 @@ mod tests {
             "D_WORDS",
             "PA_STAGE",
             "PA_ENC_STRIDE",
+            "PF_MAX",
+            "PS_POST",
         ] {
             assert!(names.contains(&want), "{want} missing");
         }

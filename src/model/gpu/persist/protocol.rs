@@ -3,7 +3,7 @@
 //! output ring, stop/seek/pause/shutdown, and the watchdog. It touches nothing but that
 //! memory, so the unit tests below drive it against a device emulated by a thread.
 
-use super::layout::{self, NSLOT, STEP_MAX, ctl, job, ring};
+use super::layout::{self, NSLOT, STEP_MAX, ctl, job, prof, ring};
 use crate::model::cpu::noise::NoiseSource;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -196,6 +196,28 @@ impl Host {
         self.sh
             .ctl(ctl::PAUSE)
             .store(paused as u32, Ordering::Release);
+    }
+
+    /// Asks the kernel to stamp its stages for the jobs posted from now on (benchmarks).
+    pub fn set_profile(&mut self, on: bool) {
+        self.sh
+            .ctl(ctl::PROFILE)
+            .store(on as u32, Ordering::Release);
+    }
+
+    /// The stage profile of the last job taken with profiling on: `(stage, ns since the
+    /// kernel took the job)` in the order the kernel passed them. Complete once the kernel
+    /// has let go of the job (`quiesce`).
+    pub fn profile(&self) -> Vec<(u32, u32)> {
+        let base = layout::prof_base(self.sh.ci, self.sh.hop);
+        let n = self.sh.word(base + prof::N).load(Ordering::Acquire) as usize;
+        (0..n.min(prof::MAX))
+            .map(|i| {
+                let e = base + prof::E + 2 * i;
+                let w = |k| self.sh.word(k).load(Ordering::Relaxed);
+                (w(e), w(e + 1))
+            })
+            .collect()
     }
 
     /// Posts a job and waits for its durations; meanwhile draws the prior noise (the stream
@@ -412,6 +434,24 @@ impl Host {
             other => other,
         }
     }
+}
+
+/// Milliseconds per stage name from a profile (each entry's time is the time since the
+/// previous one; repeated stages, e.g. one per encoder layer, are summed), in the order the
+/// stages first appear.
+pub fn stage_times(entries: &[(u32, u32)]) -> Vec<(&'static str, f64)> {
+    let mut out: Vec<(&'static str, f64)> = Vec::new();
+    let mut prev = 0u32;
+    for &(label, ns) in entries {
+        let ms = ns.saturating_sub(prev) as f64 * 1e-6;
+        prev = ns;
+        let name = layout::stage::name(label);
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, t)) => *t += ms,
+            None => out.push((name, ms)),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -663,6 +703,40 @@ mod tests {
             assert!(matches!(e, ProtocolError::Hung(..)), "{e}");
             assert!(t0.elapsed() < Duration::from_secs(3));
         });
+    }
+
+    #[test]
+    fn stage_times_sum_repeats_in_first_seen_order() {
+        use layout::stage::{ATTN, DISPATCH, FFN};
+        let (d, a, f) = (DISPATCH as u32, ATTN as u32, FFN as u32);
+        let t = stage_times(&[(d, 1000), (a, 3000), (f, 4000), (a, 6000), (f, 6500)]);
+        let names: Vec<_> = t.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            ["dispatch", "encoder: attention", "encoder: feed-forward"]
+        );
+        for ((_, got), want) in t.iter().zip([0.001, 0.004, 0.0015]) {
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn profile_reads_only_the_published_entries() {
+        let mut a = area();
+        let h = Host::new(shared(&mut a));
+        let base = layout::prof_base(CI, HOP);
+        for (i, w) in [7u32, 100, 8, 250, 9, 400].into_iter().enumerate() {
+            h.sh.word(base + prof::E + i).store(w, Ordering::Relaxed);
+        }
+        assert!(h.profile().is_empty(), "nothing published yet");
+        h.sh.word(base + prof::N).store(2, Ordering::Release);
+        assert_eq!(h.profile(), [(7, 100), (8, 250)]);
+        h.sh.word(base + prof::N).store(u32::MAX, Ordering::Release);
+        assert_eq!(
+            h.profile().len(),
+            prof::MAX,
+            "a wild count stays in the area"
+        );
     }
 
     #[test]

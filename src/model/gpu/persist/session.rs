@@ -147,6 +147,7 @@ impl Session {
         a[args::RING] = dev + 4 * (ctl::WORDS + 2 * layout::job_words(ci)) as u64;
         a[args::BAR] = bar.ptr;
         a[args::DISPATCH] = dispatch.ptr;
+        a[args::PROF] = dev + 4 * layout::prof_base(ci, hop) as u64;
         for (i, b) in [
             (args::IDS, &front.ids),
             (args::X, &front.x),
