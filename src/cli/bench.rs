@@ -57,6 +57,10 @@ pub struct BenchArgs {
     /// With --onset on the CPU: runs of the onset's breakdown into its parts (0 skips it).
     #[arg(long, default_value_t = 20)]
     stage_runs: usize,
+    /// With --onset: fresh engines that each speak the text once (the first utterance after
+    /// start-up, which the app's user hears first; 0 skips it).
+    #[arg(long, default_value_t = 10)]
+    starts: usize,
     /// Instead: time the text normaliser and segmenter on 1 MB of mixed text (no voice needed).
     #[arg(long)]
     normalize: bool,
@@ -89,6 +93,7 @@ impl BenchArgs {
             text: SENTENCE,
             audio: self.audio,
             stage_runs: self.stage_runs,
+            starts: self.starts,
         }
     }
 }

@@ -32,6 +32,8 @@ pub struct OnsetArgs {
     pub text: &'static str,
     /// Runs of the onset breakdown (0 skips it).
     pub stage_runs: usize,
+    /// Fresh engines, one utterance each (0 skips it).
+    pub starts: usize,
 }
 
 #[derive(Serialize)]
@@ -62,7 +64,23 @@ struct Report {
     period_ms: Option<f64>,
     play_ms: u64,
     results: Vec<ModeResult>,
+    /// The first utterance of a freshly started engine (auto steps, lead-in skipped).
+    first_after_start: Option<FirstAfterStart>,
     stages: Option<onset_stages::Stages>,
+}
+
+/// The first utterance of fresh engines, started one after another before anything else in
+/// the process: the first start is the app's case (a fresh process), the later ones show what
+/// the process has kept warm.
+#[derive(Serialize)]
+struct FirstAfterStart {
+    backend: String,
+    /// Per start, in order: `Engine::start` → ready (backend, audio device, warm-up) ms.
+    start_ms: Vec<f64>,
+    /// Per start, in order: onset ms.
+    onset_ms: Vec<f64>,
+    /// Per start: the onset's path inside the engine (see `ModeResult::path`).
+    path_ms: Vec<[f64; 4]>,
 }
 
 /// One configuration of the engine to measure.
@@ -72,8 +90,15 @@ struct Variant {
 }
 
 pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(args.runs >= 1, "--runs must be at least 1");
+    anyhow::ensure!(
+        args.runs >= 1 || args.starts >= 1,
+        "--runs or --starts must be at least 1"
+    );
     let voice = Arc::new(Voice::load(args.voice.as_deref())?);
+    // First, while nothing in the process is warm yet.
+    let first_after_start = (args.starts > 0)
+        .then(|| first_after_start(args, &voice))
+        .transpose()?;
     let modes = [
         (StepMode::Auto, true),
         (StepMode::Fixed(16), true),
@@ -85,11 +110,13 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
         steps,
         trim_lead_in,
     });
-    let mut backend = String::new();
+    let mut backend = first_after_start
+        .as_ref()
+        .map_or_else(String::new, |f| f.backend.clone());
     let mut period = None;
     let mut device_rate = 48_000;
     let mut results = Vec::new();
-    for mode in &modes {
+    for mode in modes.iter().filter(|_| args.runs > 0) {
         let (r, name, p, rate) = run_mode(args, &voice, mode)?;
         backend = name;
         period = period.or(p);
@@ -110,6 +137,7 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
         period_ms: period.map(|p: Duration| p.as_secs_f64() * 1e3),
         play_ms: args.play_ms,
         results,
+        first_after_start,
         stages,
     };
     if !args.json {
@@ -200,6 +228,49 @@ fn run_mode(
     Ok((r, name, period, rate))
 }
 
+/// The onset of the first utterance of `args.starts` fresh engines (auto steps, lead-in
+/// skipped: the app's settings), each started after the last one was dropped.
+fn first_after_start(args: &OnsetArgs, voice: &Arc<Voice>) -> anyhow::Result<FirstAfterStart> {
+    let mut f = FirstAfterStart {
+        backend: String::new(),
+        start_ms: Vec::new(),
+        onset_ms: Vec::new(),
+        path_ms: Vec::new(),
+    };
+    for _ in 0..args.starts {
+        let mut cfg = EngineConfig::new(Arc::clone(voice));
+        cfg.backend = args.backend;
+        cfg.output = match args.audio {
+            AudioChoice::Device => Output::Device,
+            AudioChoice::Simulated => Output::Simulated,
+        };
+        let t0 = Instant::now();
+        let (engine, mut events) = Engine::start(cfg).context("cannot start the engine")?;
+        f.start_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+        engine.speak(args.text, Mode::Interrupt);
+        // An utterance's statistics come when it ends: here, when it is stopped.
+        let mut stats = Vec::new();
+        drain(&mut events, &mut stats, Duration::from_millis(args.play_ms));
+        engine.stop();
+        let until = Instant::now() + Duration::from_millis(500);
+        while stats.is_empty() && Instant::now() < until {
+            drain(&mut events, &mut stats, Duration::from_millis(5));
+        }
+        f.backend = engine.backend().to_string();
+        drop(engine);
+        let s = stats
+            .first()
+            .context("the first utterance after start-up made no statistics")?;
+        let o = s
+            .onset_ms
+            .context("the first utterance after start-up was silent within the play time")?;
+        f.onset_ms.push(o);
+        let [a, b, c] = s.first_audio_path_ms.map(|x| x.unwrap_or(f64::NAN));
+        f.path_ms.push([a, b, c, o - a - b - c]);
+    }
+    Ok(f)
+}
+
 /// Collects `Stats` events for up to `wait`.
 fn drain(
     events: &mut crate::engine::Events,
@@ -283,6 +354,33 @@ fn print_table(r: &Report, runs: usize) {
             cell(&m.path[2]),
             cell(&m.path[3])
         );
+    }
+    if let Some(f) = &r.first_after_start {
+        println!();
+        println!(
+            "first utterance of a fresh engine (auto, lead-in skipped; the first row is the \
+             process's first engine, as in the app), ms"
+        );
+        println!(
+            "| start | engine start | onset | to the engine | front half | first step | to the callback |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for (i, ((st, o), p)) in f
+            .start_ms
+            .iter()
+            .zip(&f.onset_ms)
+            .zip(&f.path_ms)
+            .enumerate()
+        {
+            println!(
+                "| {} | {st:.1} | {o:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                i + 1,
+                p[0],
+                p[1],
+                p[2],
+                p[3]
+            );
+        }
     }
     if let Some(s) = &r.stages {
         println!();

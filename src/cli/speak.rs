@@ -86,7 +86,9 @@ fn play_streaming(args: &SpeakArgs, voice: Voice, text: &str) -> anyhow::Result<
     if text.trim().is_empty() {
         return Err(EngineError::EmptyText.into());
     }
-    let cfg = args.voice.engine_config(voice, args.steps)?;
+    let mut cfg = args.voice.engine_config(voice, args.steps)?;
+    // One utterance, at once: a warm-up would only come before it.
+    cfg.warm_up = false;
     let (engine, mut events) = Engine::start(cfg).context("cannot play audio")?;
     let id = engine.speak(text, Mode::Queue);
     let (mut started, mut failure) = (false, None);

@@ -56,6 +56,12 @@ pub enum EngineError {
     Sink(String),
 }
 
+/// Whether a new engine warms its backend and the phonemiser up before it reports ready
+/// (`HARK_WARMUP=0` skips it, for measuring what the warm-up saves).
+pub(crate) fn warm_up_enabled() -> bool {
+    std::env::var("HARK_WARMUP").map_or(true, |v| v != "0")
+}
+
 /// The backend for `choice`; called on the engine thread, which then owns it.
 pub fn make_backend(
     choice: BackendChoice,

@@ -55,6 +55,22 @@ struct Producer {
     next_index: (UtteranceId, usize),
 }
 
+/// Text the phonemiser's warm-up speaks to nobody: numbers, an abbreviation, a currency and
+/// punctuation, so espeak-ng's data and the normaliser's tables are loaded before real text.
+const WARM_UP_TEXT: &str = "Dr. Smith paid $3.50 on 12 May; then she said: \"Hello, world!\"";
+
+/// Phonemises `WARM_UP_TEXT` once (espeak-ng loads its data on first use), so the first real
+/// utterance does not pay for it. Any thread may do it: espeak-ng is behind one lock.
+pub(crate) fn warm_up(voice: &Voice, segmenter: &Segmenter) {
+    let cfg = &voice.config;
+    for seg in segmenter.segments(WARM_UP_TEXT, true) {
+        if let Err(e) = text::text_to_ids(&seg.text, &cfg.espeak_voice, &cfg.phoneme_id_map) {
+            tracing::warn!("phonemiser warm-up failed: {e}");
+            return;
+        }
+    }
+}
+
 pub(crate) fn spawn(
     voice: Arc<Voice>,
     segmenter: Segmenter,

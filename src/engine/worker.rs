@@ -26,6 +26,8 @@ const IDLE_WAIT: Duration = Duration::from_millis(100);
 const MAX_LEAD_TRIM_MS: f64 = 250.0;
 /// Kept before the first audible sample when the lead-in is skipped (the attack's start).
 const LEAD_PREROLL_MS: f64 = 1.0;
+/// The warm-up's chunks: the adaptive schedule's first steps after silence.
+const WARM_UP_STEPS: [usize; 2] = [16, 32];
 
 pub(crate) enum Cmd {
     /// Something changed (new segment, stop, shutdown): look again.
@@ -71,6 +73,8 @@ pub(crate) struct WorkerInit {
     pub settings: Settings,
     pub emit_chunks: bool,
     pub trim_lead_in: bool,
+    /// Warm the backend up before reporting ready.
+    pub warm_up: bool,
     pub control: Arc<Control>,
     pub events: tokio::sync::mpsc::UnboundedSender<Event>,
     pub ready: mpsc::SyncSender<Result<String, EngineError>>,
@@ -225,8 +229,19 @@ fn open_sink(
 
 impl Worker {
     fn new(init: WorkerInit) -> Result<Self, EngineError> {
-        let backend = make_backend_with(init.backend, init.engine, &init.voice)?;
+        let mut backend = make_backend_with(init.backend, init.engine, &init.voice)?;
         let backend_name = backend.name();
+        if init.warm_up {
+            let t0 = Instant::now();
+            match crate::model::backend::warm_up(backend.as_mut(), &WARM_UP_STEPS) {
+                Ok(()) => tracing::debug!(
+                    "backend warmed up in {:.0} ms",
+                    t0.elapsed().as_secs_f64() * 1e3
+                ),
+                // Not fatal: a real utterance reports its own error.
+                Err(e) => tracing::warn!("backend warm-up failed: {e}"),
+            }
+        }
         let marks: SharedMarks = Arc::default();
         let on_mark = mark_fn(Arc::clone(&marks), init.events.clone());
         let mut sink = open_sink(

@@ -56,6 +56,34 @@ pub trait Backend {
     }
 }
 
+/// The warm-up utterance (any voice's vocabulary has ids below 50) and its scales.
+pub fn warm_up_ids() -> Vec<i64> {
+    (0..120)
+        .map(|i| if i % 2 == 0 { 0 } else { 20 + i % 30 })
+        .collect()
+}
+pub const WARM_UP_SCALES: Scales = Scales {
+    noise_scale: 0.667,
+    length_scale: 1.0,
+    noise_w: 0.8,
+};
+
+/// Runs the warm-up utterance through `b`: its front half, then chunks of `steps` frames, so
+/// that the first real utterance pays no first-touch, thread-start or cache cost.
+pub fn warm_up(b: &mut dyn Backend, steps: &[usize]) -> Result<(), BackendError> {
+    let info = b.begin(&warm_up_ids(), &WARM_UP_SCALES, 0)?;
+    let mut a = 0;
+    for &size in steps {
+        if a >= info.frames {
+            break;
+        }
+        let e = (a + size).min(info.frames);
+        b.decode(a, e)?;
+        a = e;
+    }
+    Ok(())
+}
+
 /// The f32 reference on the CPU.
 pub struct CpuBackend {
     voice: Arc<Voice>,

@@ -4,7 +4,7 @@
 use super::device::Pinned;
 use super::{GpuError, GpuModel};
 use crate::model::Scales;
-use crate::model::backend::{Backend, BackendError, UtteranceInfo};
+use crate::model::backend::{Backend, BackendError, UtteranceInfo, WARM_UP_SCALES, warm_up_ids};
 use crate::model::cpu::noise::NoiseSource;
 use crate::voice::Voice;
 use cudarc::driver::CudaEvent;
@@ -19,18 +19,8 @@ struct InFlight {
     count: usize,
 }
 
-/// The warm-up utterance (any voice's vocabulary has ids below 50), its scales and chunk
-/// schedule: every kernel, graph shape and first-touch cost is paid before real speech.
-pub(crate) fn warm_up_ids() -> Vec<i64> {
-    (0..120)
-        .map(|i| if i % 2 == 0 { 0 } else { 20 + i % 30 })
-        .collect()
-}
-pub(crate) const WARM_UP_SCALES: Scales = Scales {
-    noise_scale: 0.667,
-    length_scale: 1.0,
-    noise_w: 0.8,
-};
+/// The warm-up's chunk schedule on the GPU: every kernel, graph shape and first-touch cost
+/// is paid before real speech.
 pub(crate) const WARM_UP_STEPS: [usize; 6] = [16, 16, 32, 64, 128, 256];
 
 pub struct CudaBackend {

@@ -165,7 +165,13 @@ pub fn cubin(
     {
         return Ok((bin, true));
     }
+    let t0 = std::time::Instant::now();
     let bin = compile(name, &src, &opts)?;
+    tracing::debug!(
+        "NVRTC: {name} in {:.0} ms ({} KB cubin)",
+        t0.elapsed().as_secs_f64() * 1e3,
+        bin.len() / 1024
+    );
     // The cache is an optimisation: failing to write it is not an error.
     if std::fs::create_dir_all(cache_dir()).is_ok() {
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));

@@ -225,9 +225,15 @@ impl Gpu {
     }
 
     pub fn load(&self, image: Vec<u8>) -> Result<Arc<CudaModule>, GpuError> {
-        Ok(self
+        let t0 = std::time::Instant::now();
+        let m = self
             .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_binary(image))?)
+            .load_module(cudarc::nvrtc::Ptx::from_binary(image))?;
+        tracing::debug!(
+            "module loaded in {:.1} ms",
+            t0.elapsed().as_secs_f64() * 1e3
+        );
+        Ok(m)
     }
 
     /// Launches `f` with THREADS threads per block on `stream` (the compute stream if None).
@@ -314,6 +320,9 @@ impl Kernel {
         )?;
         let per_sm =
             func.occupancy_max_active_blocks_per_multiprocessor(THREADS, smem as usize, None)?;
+        tracing::debug!(
+            "kernel {name}: {per_sm} co-resident blocks per SM at {smem} B of shared memory"
+        );
         if per_sm == 0 {
             return Err(GpuError::Compile(format!(
                 "kernel {name} cannot run with {smem} bytes of shared memory"

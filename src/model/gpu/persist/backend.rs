@@ -11,7 +11,7 @@ use super::session::Session;
 use crate::model::Scales;
 use crate::model::backend::{Backend, BackendError, CpuBackend, UtteranceInfo};
 use crate::model::cpu::noise::NoiseSource;
-use crate::model::gpu::backend::{WARM_UP_SCALES, WARM_UP_STEPS, warm_up_ids};
+use crate::model::gpu::backend::WARM_UP_STEPS;
 use crate::model::gpu::{CudaBackend, GpuError};
 use crate::voice::Voice;
 use std::sync::Arc;
@@ -121,16 +121,7 @@ impl PersistentBackend {
     }
 
     fn warm_up(&mut self) -> Result<(), BackendError> {
-        let info = self.begin(&warm_up_ids(), &WARM_UP_SCALES, 0)?;
-        let mut a = 0;
-        for size in WARM_UP_STEPS {
-            if a >= info.frames {
-                break;
-            }
-            let e = (a + size).min(info.frames);
-            self.decode(a, e)?;
-            a = e;
-        }
+        crate::model::backend::warm_up(self, &WARM_UP_STEPS)?;
         self.quiesce()
     }
 
