@@ -293,11 +293,60 @@ fn drain(
 
 fn print_table(r: &Report, runs: usize) {
     let period = r.period_ms.unwrap_or(f64::NAN);
-    println!(
-        "backend: {}; audio: {:?}, callback period {period:.1} ms; {runs} utterances per row, \
-         each played {} ms, then interrupted by the next",
-        r.backend, r.audio, r.play_ms
-    );
+    if r.results.is_empty() {
+        println!("backend: {}; audio: {:?}", r.backend, r.audio);
+    } else {
+        println!(
+            "backend: {}; audio: {:?}, callback period {period:.1} ms; {runs} utterances per \
+             row, each played {} ms, then interrupted by the next",
+            r.backend, r.audio, r.play_ms
+        );
+    }
+    if !r.results.is_empty() {
+        print_modes(r);
+    }
+    if let Some(f) = &r.first_after_start {
+        println!();
+        println!(
+            "first utterance of a fresh engine (auto, lead-in skipped; the first row is the \
+             process's first engine, as in the app), ms"
+        );
+        println!(
+            "| start | engine start | onset | to the engine | front half | first step | to the callback |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for (i, ((st, o), p)) in f
+            .start_ms
+            .iter()
+            .zip(&f.onset_ms)
+            .zip(&f.path_ms)
+            .enumerate()
+        {
+            println!(
+                "| {} | {st:.1} | {o:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                i + 1,
+                p[0],
+                p[1],
+                p[2],
+                p[3]
+            );
+        }
+    }
+    if let Some(s) = &r.stages {
+        println!();
+        onset_stages::print(s, period);
+        if let Some(auto) = r.results.first().and_then(|m| m.onset) {
+            println!(
+                "measured auto onset / expected: {:.2}; / anchor (whole first segment): {:.2}",
+                auto.median_ms / s.expected_ms(period, false),
+                auto.median_ms / s.whole_segment_ms.median_ms
+            );
+        }
+    }
+}
+
+/// The table of step modes and the onset's path inside the engine.
+fn print_modes(r: &Report) {
     println!(
         "| steps | lead-in | onset median / P99 ms | min ms | silent | underruns (utterances) | RTF median / P99 | stop median / P99 / max ms |"
     );
@@ -354,43 +403,5 @@ fn print_table(r: &Report, runs: usize) {
             cell(&m.path[2]),
             cell(&m.path[3])
         );
-    }
-    if let Some(f) = &r.first_after_start {
-        println!();
-        println!(
-            "first utterance of a fresh engine (auto, lead-in skipped; the first row is the \
-             process's first engine, as in the app), ms"
-        );
-        println!(
-            "| start | engine start | onset | to the engine | front half | first step | to the callback |"
-        );
-        println!("|---|---|---|---|---|---|---|");
-        for (i, ((st, o), p)) in f
-            .start_ms
-            .iter()
-            .zip(&f.onset_ms)
-            .zip(&f.path_ms)
-            .enumerate()
-        {
-            println!(
-                "| {} | {st:.1} | {o:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
-                i + 1,
-                p[0],
-                p[1],
-                p[2],
-                p[3]
-            );
-        }
-    }
-    if let Some(s) = &r.stages {
-        println!();
-        onset_stages::print(s, period);
-        if let Some(auto) = r.results.first().and_then(|m| m.onset) {
-            println!(
-                "measured auto onset / expected: {:.2}; / anchor (whole first segment): {:.2}",
-                auto.median_ms / s.expected_ms(period, false),
-                auto.median_ms / s.whole_segment_ms.median_ms
-            );
-        }
     }
 }
