@@ -7,7 +7,7 @@
 use super::layout::{self, args, ctl};
 use super::protocol::{Host, ProtocolError, Shared};
 use crate::model::gpu::GpuError;
-use crate::model::gpu::device::{Arg, DBuf, Dims};
+use crate::model::gpu::device::{Arg, DBuf};
 use crate::model::gpu::model::{Front, GpuModel, Window, p};
 use cudarc::driver::result as cu;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, sys};
@@ -90,7 +90,6 @@ pub struct Session {
     /// Set by `abandon`: the buffers are never freed.
     leak: bool,
     args_dev: u64,
-    grid: Dims,
     ci: usize,
     hop: usize,
 }
@@ -241,7 +240,6 @@ impl Session {
             blocks,
             running: false,
             leak: false,
-            grid: kernel.coop(blocks as usize),
             ci,
             hop,
         };
@@ -266,8 +264,9 @@ impl Session {
             Ok(true) => Err("the kernel returned".into()),
             Err(e) => Err(format!("the kernel failed: {e}")),
         });
+        let grid = kernel.coop(self.blocks as usize);
         m.gpu
-            .launch_on(kernel, self.grid, &[Arg::P(self.args_dev)], &self.stream)?;
+            .launch_on(kernel, grid, &[Arg::P(self.args_dev)], &self.stream)?;
         self.returned.record(&self.stream)?;
         self.running = true;
         let sh = &self.host.sh;
