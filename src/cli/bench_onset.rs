@@ -147,18 +147,24 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Measures one mode: the result, the backend's name, the callback period and device rate.
-fn run_mode(
-    args: &OnsetArgs,
-    voice: &Arc<Voice>,
-    mode: &Variant,
-) -> anyhow::Result<(ModeResult, String, Option<Duration>, Option<u32>)> {
+/// The engine's default configuration on the backend and output the bench was asked for.
+fn engine_config(args: &OnsetArgs, voice: &Arc<Voice>) -> EngineConfig {
     let mut cfg = EngineConfig::new(Arc::clone(voice));
     cfg.backend = args.backend;
     cfg.output = match args.audio {
         AudioChoice::Device => Output::Device,
         AudioChoice::Simulated => Output::Simulated,
     };
+    cfg
+}
+
+/// Measures one mode: the result, the backend's name, the callback period and device rate.
+fn run_mode(
+    args: &OnsetArgs,
+    voice: &Arc<Voice>,
+    mode: &Variant,
+) -> anyhow::Result<(ModeResult, String, Option<Duration>, Option<u32>)> {
+    let mut cfg = engine_config(args, voice);
     cfg.settings.steps = mode.steps;
     cfg.trim_lead_in = mode.trim_lead_in;
     let (engine, mut events) = Engine::start(cfg)
@@ -238,14 +244,9 @@ fn first_after_start(args: &OnsetArgs, voice: &Arc<Voice>) -> anyhow::Result<Fir
         path_ms: Vec::new(),
     };
     for _ in 0..args.starts {
-        let mut cfg = EngineConfig::new(Arc::clone(voice));
-        cfg.backend = args.backend;
-        cfg.output = match args.audio {
-            AudioChoice::Device => Output::Device,
-            AudioChoice::Simulated => Output::Simulated,
-        };
         let t0 = Instant::now();
-        let (engine, mut events) = Engine::start(cfg).context("cannot start the engine")?;
+        let (engine, mut events) =
+            Engine::start(engine_config(args, voice)).context("cannot start the engine")?;
         f.start_ms.push(t0.elapsed().as_secs_f64() * 1e3);
         engine.speak(args.text, Mode::Interrupt);
         // An utterance's statistics come when it ends: here, when it is stopped.
@@ -301,8 +302,6 @@ fn print_table(r: &Report, runs: usize) {
              row, each played {} ms, then interrupted by the next",
             r.backend, r.audio, r.play_ms
         );
-    }
-    if !r.results.is_empty() {
         print_modes(r);
     }
     if let Some(f) = &r.first_after_start {
