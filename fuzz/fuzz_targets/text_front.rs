@@ -2,10 +2,10 @@
 //! speakable output, segments that tile the input.
 #![no_main]
 
-use hark::text::normalize::{
+use hark_text::normalize::{
     DateOrder, EmojiMode, NormalizeOptions, PunctuationVerbosity, UrlMode, is_speakable,
 };
-use hark::text::segment::{SegmentOptions, segments};
+use hark_text::segment::{SegmentOptions, segments};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
         at = s.range.end;
         // espeak is slow: phonemise short inputs only.
         if text.len() <= 512 {
-            hark::text::phonemize(&s.text, "en-us").expect("phonemise normalised text");
+            hark_text::phonemize(&s.text, "en-us").expect("phonemise normalised text");
         }
     }
     if !segs.is_empty() {

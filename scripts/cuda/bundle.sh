@@ -13,10 +13,10 @@ DEST=$1; VOICE=$2; REF=${3:-}
 STAGE=$(mktemp -d)
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/voices" "$STAGE/espeak-ng-data"
 # Build both: the binaries embed the kernel sources, and the kernel cache is keyed by them.
-cargo build --release
+cargo build --release -p hark
 strip -o "$STAGE/bin/hark" target/release/hark
 if [ "${PARITY:-1}" != 0 ]; then
-  T=$(cargo test --release --no-run --test gpu_parity 2>&1 | grep -o "target/release/deps/gpu_parity-[a-f0-9]*" | head -1)
+  T=$(cargo test --release --no-run -p hark --test parity 2>&1 | grep -o "target/release/deps/parity-[a-f0-9]*" | head -1)
   strip -o "$STAGE/bin/gpu_parity" "$T"
 fi
 # Every non-glibc library the binary needs; run.sh drops those the device already has.

@@ -119,7 +119,10 @@ fn setup(app: &AppHandle) {
         dir.join("history.json"),
         s.save_history,
     ));
-    app.manage(EngineManager::new(app.clone()));
+    app.manage(EngineManager::new(
+        app.clone(),
+        hark_engine::Overrides::from_env(),
+    ));
     app.manage(SourcesManager::start(app, s.auto_read));
     shortcut::apply(app, &s.shortcuts);
     sync_autostart(app, s.start_at_login);

@@ -2,9 +2,9 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 #[global_allocator]
-static ALLOCATOR: hark::alloc::Allocator = hark::alloc::Allocator;
+static ALLOCATOR: hark_alloc::Allocator = hark_alloc::Allocator;
 
 fn main() {
-    let _ = hark::alloc::configure();
+    let _ = hark_alloc::configure();
     hark_app::run();
 }

@@ -1,7 +1,7 @@
 //! The user's settings: what is stored (serde, `settings.json` in the config dir), the defaults,
 //! the limits, and loading that never fails (a damaged file is set aside, not lost).
 
-pub use hark::engine::GpuEngine;
+pub use hark_engine::GpuEngine;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -11,7 +11,7 @@ use crate::managers::settings::SettingsManager;
 use crate::managers::sources::{SourcesManager, SourcesStatus};
 use crate::settings::{self, Settings};
 use crate::shortcut::{Bindings, ShortcutStatus};
-use hark::engine::Mode;
+use hark_engine::Mode;
 use serde::Serialize;
 use tauri::{AppHandle, Manager, State as S};
 
@@ -47,7 +47,7 @@ pub struct AppState {
 }
 
 pub fn app_state(app: &AppHandle) -> AppState {
-    let voices = hark::voice::list(&hark::voice::voices_dir())
+    let voices = hark_voice::list(&hark_voice::voices_dir())
         .into_iter()
         .map(|v| VoiceEntry {
             name: v.name,

@@ -3,7 +3,7 @@
 
 use crate::events::{self, ImportProgress, Level};
 use crate::managers::settings::SettingsManager;
-use hark::voice::{self, WeightDtype};
+use hark_voice::WeightDtype;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tauri::{AppHandle, Manager};
@@ -77,8 +77,8 @@ fn start_import(app: AppHandle, onnx: PathBuf) -> Result<(), String> {
         .name("hark-import".into())
         .spawn(move || {
             let t0 = Instant::now();
-            let dir = voice::voices_dir();
-            match voice::import_piper(&onnx, None, &dir, None, WeightDtype::F32) {
+            let dir = hark_voice::voices_dir();
+            match hark_voice::import_piper(&onnx, None, &dir, None, WeightDtype::F32) {
                 Ok(out) => {
                     let name = out
                         .file_name()

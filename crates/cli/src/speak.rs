@@ -1,0 +1,120 @@
+//! `hark speak`: text (or ids) → audio device or WAV file.
+//! Playing goes through the streaming engine (sound starts after the first chunk); `--out`
+//! and `--ids` use the synchronous synthesiser, whose output is the reference.
+
+use super::voice_args::VoiceArgs;
+use anyhow::Context;
+use clap::Args;
+use hark_audio::{Player, WavFormat, WavSink};
+use hark_engine::{Engine, EngineError, Event, Mode, Synthesizer};
+use hark_voice::Voice;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct SpeakArgs {
+    #[command(flatten)]
+    voice: VoiceArgs,
+    /// Write a WAV file instead of playing.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Sample format of the WAV file.
+    #[arg(long, value_parser = crate::names::by_name(&WavFormat::ALL), default_value = "pcm16", requires = "out")]
+    format: WavFormat,
+    /// Comma-separated phoneme ids; bypasses the text front-end.
+    #[arg(long, value_delimiter = ',', conflicts_with = "text")]
+    ids: Option<Vec<i64>>,
+    /// Frames per engine step when playing (default: adaptive).
+    #[arg(long, conflicts_with = "out")]
+    steps: Option<usize>,
+    /// The text to speak, or `-` to read stdin.
+    text: Option<String>,
+}
+
+/// Segment budget for file output: long enough for any real sentence.
+const FILE_SEGMENT_CHARS: usize = 2000;
+
+/// Time for the device's own buffer to play out after the last sample left the callback: its
+/// reported latency plus a margin, within bounds.
+pub(super) fn device_tail(engine: &Engine) -> Duration {
+    (engine.output_latency() + Duration::from_millis(200))
+        .clamp(Duration::from_millis(250), Duration::from_secs(3))
+}
+
+pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
+    let voice = Voice::load(args.voice.voice.as_deref())?;
+    let text = match &args.ids {
+        Some(_) => None,
+        None => Some(super::read_text_arg(args.text.clone())?),
+    };
+    if let (None, Some(t)) = (&args.out, &text) {
+        return play_streaming(&args, voice, t);
+    }
+    let mut synth = Synthesizer::with_engine(voice, args.voice.backend, args.voice.engine)?;
+    args.voice.apply(&mut synth.scales)?;
+    synth.seed = args.voice.seed;
+    synth.normalize = !args.voice.raw;
+    synth.segment.normalize = args.voice.norm.options()?;
+    if args.out.is_some() {
+        // A file has no onset to protect: keep whole sentences, so prosody (and the samples)
+        // are exactly what Piper makes of each sentence.
+        synth.segment.max_chars = FILE_SEGMENT_CHARS;
+        synth.segment.first_max_chars = FILE_SEGMENT_CHARS;
+    }
+    let rate = synth.voice.config.sample_rate;
+    let speak = |sink: &mut dyn FnMut(&[f32]) -> Result<(), String>| match (&args.ids, &text) {
+        (Some(ids), _) => synth.speak_ids(ids, sink),
+        (None, Some(t)) => synth.speak_text(t, sink),
+        (None, None) => unreachable!("text is read when ids are absent"),
+    };
+    match &args.out {
+        Some(path) => {
+            let mut wav = WavSink::create(path, rate, args.format)?;
+            speak(&mut |s| wav.write(s).map_err(|e| e.to_string()))?;
+            wav.finish()?;
+        }
+        None => {
+            let mut player = Player::open(rate).context("cannot play audio")?;
+            speak(&mut |s| player.write(s).map_err(|e| e.to_string()))?;
+            player.finish()?;
+        }
+    }
+    Ok(())
+}
+
+fn play_streaming(args: &SpeakArgs, voice: Voice, text: &str) -> anyhow::Result<()> {
+    if text.trim().is_empty() {
+        return Err(EngineError::EmptyText.into());
+    }
+    let mut cfg = args.voice.engine_config(voice, args.steps)?;
+    // One utterance, at once: a warm-up would only come before it.
+    cfg.warm_up = false;
+    let (engine, mut events) = Engine::start(cfg).context("cannot play audio")?;
+    let id = engine.speak(text, Mode::Queue);
+    let (mut started, mut failure) = (false, None);
+    // The engine always ends an utterance with `Finished`, and the channel closes if it dies.
+    while let Some(ev) = events.blocking_recv() {
+        match ev {
+            Event::Started { .. } => started = true,
+            Event::Error { message, .. } => {
+                eprintln!("hark: warning: {message}");
+                failure = Some(message);
+            }
+            Event::Finished { id: done, stopped } if done == id => {
+                if stopped {
+                    anyhow::bail!(failure.unwrap_or_else(|| "speech was stopped".into()));
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    if !started {
+        return Err(failure
+            .map(anyhow::Error::msg)
+            .unwrap_or_else(|| EngineError::NothingSpeakable.into()));
+    }
+    std::thread::sleep(device_tail(&engine));
+    drop(engine);
+    Ok(())
+}

@@ -1,0 +1,444 @@
+//! The streaming engine's public API: a handle whose methods never block (they send to the
+//! engine's threads), and a stream of [`Event`]s on a tokio channel.
+//!
+//! ```text
+//!  speak/append ──► phonemiser thread ──► phoneme queue (bounded) ──► engine thread ──► audio ring ──► callback
+//!  stop/pause/…  ─────────────────────────────────────────────────────►  (backend)        (cpal)
+//!                                                         events ◄── engine thread, marker thread
+//! ```
+
+use super::producer::{self, Job};
+use super::queue::BoundedQueue;
+use super::steps::StepMode;
+use super::worker::{self, Cmd, Item};
+use super::{BackendChoice, EngineError, GpuEngine};
+use crate::output::Output;
+use hark_voice::Scales;
+use hark_voice::Voice;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Identifies one utterance: the text of one `speak` call plus anything appended to it.
+pub type UtteranceId = u64;
+
+/// What `speak` does with speech already playing or queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mode {
+    /// Stop everything (with a short fade) and speak this now.
+    Interrupt,
+    /// Speak this after everything already queued.
+    Queue,
+}
+
+/// Settings that can change while speaking; they apply from the next segment (scales, seed)
+/// or the next step (steps), or at once (volume).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub scales: Scales,
+    /// Output gain, 0–2 (1 is unchanged).
+    pub volume: f32,
+    pub steps: StepMode,
+    /// Noise seed; segment `k` of an utterance uses `seed + k`, like `hark speak --out`.
+    pub seed: u64,
+}
+
+impl Settings {
+    /// The voice's own defaults, full volume, adaptive steps.
+    pub fn for_voice(voice: &Voice) -> Self {
+        Self {
+            scales: voice.config.inference,
+            volume: 1.0,
+            steps: StepMode::Auto,
+            seed: 0,
+        }
+    }
+}
+
+/// How to start an engine.
+pub struct EngineConfig {
+    pub voice: Arc<Voice>,
+    pub backend: BackendChoice,
+    /// How the CUDA backend runs: graphs, the persistent kernel, or Auto (the engine that
+    /// measured faster for onset on this GPU, else graphs).
+    pub gpu_engine: GpuEngine,
+    /// Where the audio goes (default: nowhere; `hark_audio::device` plays it).
+    pub output: Output,
+    pub settings: Settings,
+    /// Send `Event::Chunk` with the samples of every step.
+    pub emit_chunks: bool,
+    /// Segments the phoneme queue holds before the phonemiser waits.
+    pub queue_capacity: usize,
+    /// Normalise text (numbers, abbreviations, …) before phonemising; `false` sends it raw.
+    pub normalize: bool,
+    /// Segmenter settings (normaliser options, segment lengths, the short first segment).
+    pub segment: hark_text::segment::SegmentOptions,
+    /// Skip the inaudible start (below −60 dBFS, at most 250 ms) of an utterance that starts
+    /// into silence, so sound starts as soon as the voice does. Only what is played changes:
+    /// `Event::Chunk` and `hark speak --out` keep every sample.
+    pub trim_lead_in: bool,
+    /// Warm the backend and the phonemiser up before `start` returns (≈ 0.1 s on a CPU), so
+    /// the first utterance starts as fast as the rest. Off for a one-shot `hark speak`, whose
+    /// first utterance comes at once (binaries turn it off everywhere for `HARK_WARMUP=0`).
+    pub warm_up: bool,
+}
+
+impl EngineConfig {
+    pub fn new(voice: Arc<Voice>) -> Self {
+        let settings = Settings::for_voice(&voice);
+        Self {
+            voice,
+            backend: BackendChoice::Auto,
+            gpu_engine: GpuEngine::Auto,
+            output: Output::None,
+            settings,
+            emit_chunks: false,
+            queue_capacity: 16,
+            normalize: true,
+            segment: Default::default(),
+            trim_lead_in: true,
+            warm_up: true,
+        }
+    }
+
+    /// Applies the `HARK_*` overrides a binary read at start.
+    pub fn with_overrides(mut self, o: &crate::Overrides) -> Self {
+        self.warm_up &= o.warm_up;
+        self
+    }
+}
+
+/// Per-utterance figures, sent just before its `Finished`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Stats {
+    pub id: UtteranceId,
+    /// From the `speak`/`append` call to the first non-silent sample handed to the audio
+    /// callback (headless: to when it was synthesised). `None` if stopped before any sound.
+    pub onset_ms: Option<f64>,
+    /// Synthesis time / audio duration for this utterance.
+    pub rtf: f64,
+    /// Segments waiting in the phoneme queue when the utterance's synthesis ended.
+    pub queue_depth: usize,
+    pub backend: String,
+    /// Times playback ran dry while this utterance had more audio coming.
+    pub underruns: u64,
+    /// Frames of the first decode step.
+    pub first_step: usize,
+    /// Where the time to the first audio went: from the `speak`/`append` call to the engine
+    /// taking the first segment (phonemiser and hand-off), that segment's front half
+    /// (encoder, durations, prior), and the first decode step; ms. The rest of the onset is
+    /// the way through the ring to the callback.
+    pub first_audio_path_ms: [Option<f64>; 3],
+}
+
+/// What the engine reports. Every id returned by `speak`/`append` gets exactly one
+/// `Finished`; `Started` and `Progress` come when the audio reaches the device callback.
+/// Serialises as `{"event": "finished", "id": 1, "stopped": false}` (chunk samples omitted).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Started {
+        id: UtteranceId,
+    },
+    /// Audio as synthesised (ahead of playback), 22.05 kHz mono; only with `emit_chunks`.
+    Chunk {
+        id: UtteranceId,
+        #[serde(skip_serializing)]
+        samples: Vec<f32>,
+    },
+    /// The text now being spoken: a byte range of the utterance's text (its appended pieces
+    /// concatenated).
+    Progress {
+        id: UtteranceId,
+        char_range: Range<usize>,
+    },
+    /// `stopped` when cut short by `stop` or an interrupting `speak`.
+    Finished {
+        id: UtteranceId,
+        stopped: bool,
+    },
+    /// Something went wrong; the engine carries on. Never contains the user's text.
+    Error {
+        id: Option<UtteranceId>,
+        message: String,
+    },
+    Stats(Stats),
+}
+
+pub type Events = tokio::sync::mpsc::UnboundedReceiver<Event>;
+
+/// State shared by the handle and the engine's threads.
+pub(crate) struct Control {
+    /// `stop` is bumped by every stop (work tagged with an older epoch is dropped) and, with
+    /// `paused`, read by the audio callback itself.
+    pub transport: Arc<crate::output::Transport>,
+    pub shutdown: AtomicBool,
+    pub queue: BoundedQueue<Item>,
+    pub book: Mutex<Book>,
+    /// The latest `stop`: the transport's stop value it set, and when it was asked for.
+    pub last_stop: Mutex<Option<(u64, Instant)>>,
+    /// The latest utterance whose first audio has been written to the output.
+    pub first_audio: AtomicU64,
+}
+
+/// Which utterances still have text on its way (jobs not yet fully queued).
+#[derive(Default)]
+pub(crate) struct Book {
+    pub open: HashMap<UtteranceId, usize>,
+    /// The utterance `append` continues, and its text length so far.
+    pub last: Option<(UtteranceId, usize)>,
+    /// Ids dropped by a stop, for the engine to finish.
+    pub stopped: Vec<UtteranceId>,
+}
+
+impl Control {
+    pub fn epoch(&self) -> u64 {
+        self.transport.stop.load(Ordering::Acquire)
+    }
+
+    pub fn book(&self) -> std::sync::MutexGuard<'_, Book> {
+        self.book.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A running engine. Dropping it stops speech and joins its threads.
+pub struct Engine {
+    control: Arc<Control>,
+    next_id: AtomicU64,
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    cmds: mpsc::Sender<Cmd>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    backend_name: String,
+}
+
+/// How long `start` waits for the engine thread to build the backend and open the device.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl Engine {
+    /// Starts the phonemiser and engine threads. The backend and the audio device are created
+    /// on the engine thread (a CUDA context must live there); this waits until they are ready.
+    /// Blocking: from async code call it inside `spawn_blocking`.
+    pub fn start(config: EngineConfig) -> Result<(Engine, Events), EngineError> {
+        let (events, rx) = tokio::sync::mpsc::unbounded_channel();
+        let control = Arc::new(Control {
+            transport: Arc::default(),
+            shutdown: AtomicBool::new(false),
+            queue: BoundedQueue::new(config.queue_capacity),
+            book: Mutex::new(Book::default()),
+            last_stop: Mutex::new(None),
+            first_audio: AtomicU64::new(0),
+        });
+        let (cmd_tx, cmd_rx) = mpsc::channel();
+        let (job_tx, job_rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
+        let warm_up = config.warm_up;
+        let engine_thread = worker::spawn(
+            worker::WorkerInit {
+                voice: Arc::clone(&config.voice),
+                backend: config.backend,
+                engine: config.gpu_engine,
+                output: config.output,
+                settings: config.settings,
+                emit_chunks: config.emit_chunks,
+                trim_lead_in: config.trim_lead_in,
+                warm_up,
+                control: Arc::clone(&control),
+                events: events.clone(),
+                ready: ready_tx,
+            },
+            cmd_rx,
+        )?;
+        let segmenter = super::segment::Segmenter {
+            normalize: config.normalize,
+            options: config.segment.clone(),
+        };
+        // The phonemiser's warm-up here, while the engine thread warms the backend up.
+        if warm_up {
+            producer::warm_up(&config.voice, &segmenter);
+        }
+        let backend_name = match ready_rx.recv_timeout(START_TIMEOUT) {
+            Ok(Ok(name)) => name,
+            Ok(Err(e)) => {
+                let _ = engine_thread.join();
+                return Err(e);
+            }
+            Err(_) => {
+                control.shutdown.store(true, Ordering::Release);
+                return Err(EngineError::Sink("the engine thread did not start".into()));
+            }
+        };
+        let producer_thread = producer::spawn(
+            Arc::clone(&config.voice),
+            segmenter,
+            Arc::clone(&control),
+            job_rx,
+            cmd_tx.clone(),
+            events,
+        )?;
+        Ok((
+            Engine {
+                control,
+                next_id: AtomicU64::new(1),
+                jobs: Mutex::new(Some(job_tx)),
+                cmds: cmd_tx,
+                threads: vec![engine_thread, producer_thread],
+                backend_name,
+            },
+            rx,
+        ))
+    }
+
+    /// The backend's name, e.g. "cpu (2 threads)".
+    pub fn backend(&self) -> &str {
+        &self.backend_name
+    }
+
+    /// How long the device takes to play a sample after the callback handed it out (0 if the
+    /// driver does not say). `Finished` fires at the callback, so a program that exits after it
+    /// should wait this long for the sound to finish.
+    pub fn output_latency(&self) -> Duration {
+        Duration::from_micros(self.control.transport.latency_us.load(Ordering::Relaxed))
+    }
+
+    /// The device's callback period (how often it asks for audio), once it has asked.
+    pub fn output_period(&self) -> Option<Duration> {
+        self.control.transport.period()
+    }
+
+    /// The device's sample rate, once its callback has run.
+    pub fn output_rate(&self) -> Option<u32> {
+        let rate = self.control.transport.device_rate.load(Ordering::Relaxed);
+        (rate > 0).then_some(rate)
+    }
+
+    /// How long the latest `stop` (or interrupting `speak`) took to silence the output: from
+    /// the call to the last faded-out sample leaving the audio callback. `None` until that
+    /// has happened, and without a device (`Output::None`).
+    pub fn last_stop_latency(&self) -> Option<Duration> {
+        let (stop, asked) = (*self
+            .control
+            .last_stop
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()))?;
+        let faded = self.control.transport.stop_faded_at(stop)?;
+        Some(faded.saturating_duration_since(asked))
+    }
+
+    /// Speaks `text`, either now (`Interrupt`) or after what is queued (`Queue`).
+    pub fn speak(&self, text: &str, mode: Mode) -> UtteranceId {
+        let requested = Instant::now();
+        if mode == Mode::Interrupt {
+            self.stop();
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut book = self.control.book();
+            book.open.insert(id, 1);
+            book.last = Some((id, text.len()));
+        }
+        self.send(Job {
+            id,
+            epoch: self.control.epoch(),
+            text: text.to_string(),
+            base: 0,
+            whole: true,
+            first: true,
+            requested,
+        });
+        id
+    }
+
+    /// Adds `text` to the end of the latest utterance, as a continuation of its text (pieces
+    /// may end mid-sentence, even mid-word: text after the last clause boundary is held back
+    /// briefly for what follows). If that utterance has finished, starts a new one, queued.
+    pub fn append(&self, text: &str) -> UtteranceId {
+        let requested = Instant::now();
+        let (id, base, first) = {
+            let mut book = self.control.book();
+            match book.last {
+                Some((id, len)) if book.open.contains_key(&id) => {
+                    *book.open.entry(id).or_insert(0) += 1;
+                    book.last = Some((id, len + text.len()));
+                    (id, len, false)
+                }
+                _ => {
+                    let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                    book.open.insert(id, 1);
+                    book.last = Some((id, text.len()));
+                    (id, 0, true)
+                }
+            }
+        };
+        self.send(Job {
+            id,
+            epoch: self.control.epoch(),
+            text: text.to_string(),
+            base,
+            whole: false,
+            first,
+            requested,
+        });
+        id
+    }
+
+    /// Stops all speech, fading out within one device period, and drops what is queued.
+    pub fn stop(&self) {
+        {
+            let asked = Instant::now();
+            let mut book = self.control.book();
+            let stop = self.control.transport.stop.fetch_add(1, Ordering::AcqRel) + 1;
+            *self
+                .control
+                .last_stop
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some((stop, asked));
+            let dropped: Vec<UtteranceId> = book.open.drain().map(|(id, _)| id).collect();
+            book.stopped.extend(dropped);
+            book.last = None;
+        }
+        self.control.queue.retain(|_| false);
+        let _ = self.cmds.send(Cmd::Wake);
+    }
+
+    /// Pauses playback at the current sample (with a short fade); nothing is lost.
+    pub fn pause(&self) {
+        self.control.transport.paused.store(true, Ordering::Release);
+        let _ = self.cmds.send(Cmd::Pause);
+    }
+
+    /// Resumes playback exactly where `pause` left it.
+    pub fn resume(&self) {
+        self.control
+            .transport
+            .paused
+            .store(false, Ordering::Release);
+        let _ = self.cmds.send(Cmd::Resume);
+    }
+
+    pub fn set_settings(&self, settings: Settings) {
+        let _ = self.cmds.send(Cmd::Settings(settings));
+    }
+
+    fn send(&self, job: Job) {
+        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tx) = jobs.as_ref() {
+            let _ = tx.send(job);
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.stop();
+        self.control.shutdown.store(true, Ordering::Release);
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let _ = self.cmds.send(Cmd::Wake);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}

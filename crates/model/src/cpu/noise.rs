@@ -1,0 +1,233 @@
+//! Seeded Gaussian noise for the two sampling points of VITS, and prior sampling.
+
+use hark_voice::tensor::Tensor;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
+
+/// A reproducible N(0, 1) source.
+pub struct NoiseSource {
+    rng: ChaCha8Rng,
+}
+
+impl NoiseSource {
+    pub fn new(seed: u64) -> Self {
+        Self {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// A tensor of standard normal samples, filled in row-major order.
+    pub fn normal(&mut self, shape: Vec<usize>) -> Tensor {
+        let n = shape.iter().product();
+        let data = (0..n)
+            .map(|_| self.rng.sample::<f32, _>(StandardNormal))
+            .collect();
+        Tensor::new(shape, data)
+    }
+
+    /// Fills `out` with the next samples of the same stream `normal` draws from (a stream
+    /// split into any pieces gives the same values).
+    pub fn fill_normal(&mut self, out: &mut [f32]) {
+        for v in out {
+            *v = self.rng.sample::<f32, _>(StandardNormal);
+        }
+    }
+
+    /// `n` samples, exactly those `normal(vec![1, n])` gives, leaving the generator where it
+    /// would leave it, but drawn on several threads (the GPU backend's prior noise is on the
+    /// onset's critical path). The sampler takes a variable number of words per sample
+    /// (rejections), so pieces of the stream are drawn from guessed word positions, each
+    /// noting where its samples start; piece j+1 is joined at the first position that both
+    /// it and the chain arriving from piece j start a sample at, from where the two chains
+    /// are the same draws. A piece that ends without a join is finished sequentially.
+    pub fn normals_parallel(&mut self, n: usize) -> Vec<f32> {
+        const MIN_PIECE: usize = 4096;
+        self.normals_in_pieces(n, rayon::current_num_threads().min(n / MIN_PIECE))
+    }
+
+    fn normals_in_pieces(&mut self, n: usize, parts: usize) -> Vec<f32> {
+        use rayon::prelude::*;
+        const OVERLAP: usize = 256;
+        if parts <= 1 || n < parts {
+            return self.normal(vec![1, n]).data;
+        }
+        let start = self.rng.get_word_pos();
+        let seg = n / parts;
+        // (word position of each sample, then of the end; samples)
+        let pieces: Vec<(Vec<u128>, Vec<f32>)> = (0..parts)
+            .into_par_iter()
+            .map(|j| {
+                let mut rng = self.rng.clone();
+                // Two words per sample when nothing is rejected; the last piece also covers
+                // the few percent the rejections push the stream back.
+                rng.set_word_pos(start + 2 * (j * seg) as u128);
+                let count = if j + 1 == parts {
+                    n - j * seg + n / 32 + OVERLAP
+                } else {
+                    seg + OVERLAP
+                };
+                let mut pos = Vec::with_capacity(count + 1);
+                let mut val = Vec::with_capacity(count);
+                for _ in 0..count {
+                    pos.push(rng.get_word_pos());
+                    val.push(rng.sample::<f32, _>(StandardNormal));
+                }
+                pos.push(rng.get_word_pos());
+                (pos, val)
+            })
+            .collect();
+        let mut out = Vec::with_capacity(n);
+        let (mut j, mut i) = (0, 0);
+        while out.len() < n {
+            let (pos, val) = &pieces[j];
+            if let Some((next_pos, _)) = pieces.get(j + 1)
+                && pos[i] >= next_pos[0]
+                && let Ok(k) = next_pos.binary_search(&pos[i])
+            {
+                (j, i) = (j + 1, k);
+                continue;
+            }
+            if i == val.len() {
+                self.rng.set_word_pos(pos[i]);
+                let rest = n - out.len();
+                out.extend(self.normal(vec![1, rest]).data);
+                return out;
+            }
+            out.push(val[i]);
+            i += 1;
+        }
+        self.rng.set_word_pos(pieces[j].0[i]);
+        out
+    }
+
+    /// SDP input noise `[2, T]` × `noise_w`; zeros without drawing when `noise_w == 0`.
+    pub fn sdp_noise(&mut self, t: usize, noise_w: f32) -> Tensor {
+        if noise_w == 0.0 {
+            return Tensor::zeros(vec![2, t]);
+        }
+        let mut z = self.normal(vec![2, t]);
+        z.data.iter_mut().for_each(|v| *v *= noise_w);
+        z
+    }
+}
+
+/// `z_p = m + ε·exp(logs)·noise_scale` with ε ~ N(0, 1). With `noise_scale == 0` nothing is
+/// drawn and `m` is returned exactly.
+///
+/// # Panics
+/// If `m_p` and `logs_p` differ in shape.
+pub fn sample_prior(
+    m_p: &Tensor,
+    logs_p: &Tensor,
+    noise_scale: f32,
+    rng: &mut NoiseSource,
+) -> Tensor {
+    assert_eq!(m_p.shape, logs_p.shape, "m_p and logs_p shapes differ");
+    if noise_scale == 0.0 {
+        return m_p.clone();
+    }
+    let eps = rng.normal(m_p.shape.clone());
+    let data = m_p
+        .data
+        .iter()
+        .zip(&logs_p.data)
+        .zip(&eps.data)
+        .map(|((&m, &l), &e)| m + e * l.exp() * noise_scale)
+        .collect();
+    Tensor::new(m_p.shape.clone(), data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_noise() {
+        let a = NoiseSource::new(7).normal(vec![3, 5]);
+        let b = NoiseSource::new(7).normal(vec![3, 5]);
+        let c = NoiseSource::new(8).normal(vec![3, 5]);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn fill_normal_continues_the_stream() {
+        let whole = NoiseSource::new(3).normal(vec![1, 10]).data;
+        let mut src = NoiseSource::new(3);
+        let mut parts = vec![0.0; 10];
+        src.fill_normal(&mut parts[..4]);
+        let mid = src.normal(vec![1, 3]).data;
+        parts[4..7].copy_from_slice(&mid);
+        src.fill_normal(&mut parts[7..]);
+        assert_eq!(parts, whole);
+    }
+
+    #[test]
+    fn parallel_normals_equal_sequential() {
+        for (seed, prefix, n) in [
+            (1u64, 0usize, 0usize),
+            (2, 3, 1),
+            (3, 0, 5000),
+            (4, 7, 8193),
+            (5, 1, 100_000),
+            (6, 384, 333_333),
+        ] {
+            let mut a = NoiseSource::new(seed);
+            let mut b = NoiseSource::new(seed);
+            a.normal(vec![1, prefix]);
+            b.normal(vec![1, prefix]);
+            let want = a.normal(vec![1, n]).data;
+            let got = b.normals_parallel(n);
+            assert_eq!(got, want, "seed {seed}, n {n}");
+            for parts in [2, 5, 16] {
+                let mut c = NoiseSource::new(seed);
+                c.normal(vec![1, prefix]);
+                assert_eq!(
+                    c.normals_in_pieces(n, parts),
+                    want,
+                    "seed {seed}, n {n}, {parts}"
+                );
+            }
+            // The generator is left where the sequential draw leaves it.
+            assert_eq!(a.normal(vec![1, 9]), b.normal(vec![1, 9]), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn normal_has_unit_moments() {
+        let z = NoiseSource::new(1).normal(vec![100, 1000]);
+        let n = z.len() as f64;
+        let mean = z.data.iter().map(|&v| v as f64).sum::<f64>() / n;
+        let var = z
+            .data
+            .iter()
+            .map(|&v| (v as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        assert!(
+            mean.abs() < 0.01 && (var - 1.0).abs() < 0.02,
+            "mean {mean} var {var}"
+        );
+    }
+
+    #[test]
+    fn prior_sampling() {
+        let m = Tensor::new(vec![1, 3], vec![1.0, -2.0, 0.5]);
+        let logs = Tensor::new(vec![1, 3], vec![0.0, 1.0, -1.0]);
+        assert_eq!(sample_prior(&m, &logs, 0.0, &mut NoiseSource::new(3)), m);
+        let got = sample_prior(&m, &logs, 0.5, &mut NoiseSource::new(3));
+        let eps = NoiseSource::new(3).normal(vec![1, 3]);
+        for i in 0..3 {
+            let want = m.data[i] + eps.data[i] * logs.data[i].exp() * 0.5;
+            assert!((got.data[i] - want).abs() < 1e-6);
+        }
+        assert!(
+            NoiseSource::new(4)
+                .sdp_noise(5, 0.0)
+                .data
+                .iter()
+                .all(|&v| v == 0.0)
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! Kernel sources (embedded in the binary), specialised to a voice by `-D` defines and
+//! compiled by NVRTC to a cubin for this GPU. Cubins are cached on disk under
+//! `$XDG_CACHE_HOME/hark/kernels`, keyed by source, defines, architecture and NVRTC version,
+//! so a second start skips compilation.
+
+use super::GpuError;
+use cudarc::nvrtc::{result as nv, sys as nvsys};
+use hark_voice::ModelDims;
+use sha2::{Digest, Sha256};
+use std::ffi::CString;
+use std::path::PathBuf;
+
+const COMMON: &str = include_str!("../../../../kernels/common.cuh");
+pub const ENCODER: (&str, &str) = ("encoder", include_str!("../../../../kernels/encoder.cu"));
+pub const DURATION: (&str, &str) = ("duration", include_str!("../../../../kernels/duration.cu"));
+pub const FLOW: (&str, &str) = ("flow", include_str!("../../../../kernels/flow.cu"));
+pub const DECODER: (&str, &str) = ("decoder", include_str!("../../../../kernels/decoder.cu"));
+pub const PERSISTENT: &str = include_str!("../../../../kernels/persistent.cu");
+/// Whether the voice's shape is one these kernels are written for.
+pub fn check_dims(d: &ModelDims) -> Result<(), String> {
+    let nd = d.resblock_dilation_sizes.first().map_or(0, Vec::len);
+    let ok = d.n_heads > 0
+        && d.hidden_channels.is_multiple_of(d.n_heads)
+        && d.inter_channels.is_multiple_of(2)
+        && d.ffn_kernel_size % 2 == 1
+        && d.dp_kernel_size % 2 == 1
+        && d.flow_kernel_size % 2 == 1
+        && d.hidden_channels.is_multiple_of(64)
+        && d.flow_n_couplings.is_multiple_of(2)
+        && d.filter_channels.is_multiple_of(128)
+        && nd > 0
+        && d.resblock_dilation_sizes.iter().all(|v| v.len() == nd)
+        && d.resblock_kernel_sizes.len() == d.resblock_dilation_sizes.len()
+        && d.dp_num_bins > 0;
+    if ok {
+        Ok(())
+    } else {
+        Err("this voice's architecture is not supported by the CUDA kernels".into())
+    }
+}
+
+/// The compile-time constants for one voice and precision.
+pub fn defines(d: &ModelDims, f16: bool) -> Vec<(String, String)> {
+    let list = |v: &[usize]| {
+        format!(
+            "{{{}}}",
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    };
+    let dils: Vec<usize> = d
+        .resblock_dilation_sizes
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
+    let mut v: Vec<(String, String)> = [
+        ("H", d.hidden_channels.to_string()),
+        ("NHEADS", d.n_heads.to_string()),
+        ("KCH", (d.hidden_channels / d.n_heads).to_string()),
+        ("WIN", d.window_size.to_string()),
+        ("FFN_F", d.filter_channels.to_string()),
+        ("FFN_K", d.ffn_kernel_size.to_string()),
+        ("CI", d.inter_channels.to_string()),
+        ("DPF", d.dp_filter_channels.to_string()),
+        ("DPK", d.dp_kernel_size.to_string()),
+        ("DDS_L", d.dp_ddsconv_layers.to_string()),
+        ("NFLOWS", d.dp_flow_indices.len().to_string()),
+        ("NBINS", d.dp_num_bins.to_string()),
+        ("TAIL_BOUND", format!("{:e}f", d.dp_tail_bound)),
+        ("WN_K", d.flow_kernel_size.to_string()),
+        ("WN_L", d.flow_wn_layers.to_string()),
+        ("WN_RATE", d.flow_dilation_rate.max(1).to_string()),
+        ("FLOW_NC", d.flow_n_couplings.to_string()),
+        ("RB_N", d.resblock_kernel_sizes.len().to_string()),
+        ("RB_ND", d.resblock_dilation_sizes[0].len().to_string()),
+        ("RB_KS", list(&d.resblock_kernel_sizes)),
+        ("RB_DS", list(&dils)),
+        ("LRELU", "1e-1f".into()),
+        ("LRELU_POST", "1e-2f".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    if f16 {
+        v.push(("HARK_F16".into(), "1".into()));
+        if super::mma_enabled() {
+            v.push(("HARK_MMA".into(), "1".into()));
+        }
+        if super::mma_mode() == 2 {
+            v.push(("HARK_MMA_FLOW_SPLIT".into(), "1".into()));
+        }
+    }
+    v
+}
+
+/// Full source of one kernel file: defines, then the file with common.cuh inlined (NVRTC
+/// gets no include path).
+pub fn source(file: &str, defs: &[(String, String)]) -> String {
+    let mut s = String::new();
+    for (k, v) in defs {
+        s.push_str(&format!("#define {k} {v}\n"));
+    }
+    s.push_str(&file.replace("#include \"common.cuh\"", COMMON));
+    s
+}
+
+/// The persistent engine's module as one file: every stage file, then persistent.cu, with
+/// common.cuh included once. Compiled with `HARK_PERSISTENT_MODULE` defined, which leaves out
+/// the graph path's kernels, so the stage code is the same text as theirs, compiled once more.
+pub fn persistent_file() -> String {
+    let mut s = String::from("#include \"common.cuh\"\n");
+    for (name, file) in [ENCODER, DURATION, FLOW, DECODER, ("persistent", PERSISTENT)] {
+        s.push_str(&format!("\n// ---- {name}.cu\n"));
+        s.push_str(&file.replace("#include \"common.cuh\"", ""));
+    }
+    s
+}
+
+pub fn nvrtc_version() -> Result<(i32, i32), GpuError> {
+    let (mut a, mut b) = (0, 0);
+    // SAFETY: the library was found by `unavailable_reason`; two out-parameters.
+    let r = unsafe { nvsys::nvrtcVersion(&mut a, &mut b) };
+    if r != nvsys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(GpuError::Compile(format!("nvrtcVersion failed: {r:?}")));
+    }
+    Ok((a, b))
+}
+
+fn cache_dir() -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("hark")
+        .join("kernels")
+}
+
+/// Compiles (or loads from the disk cache) one kernel file for compute capability `cc`.
+/// Returns the cubin and whether it came from the cache.
+pub fn cubin(
+    name: &str,
+    file: &str,
+    defs: &[(String, String)],
+    cc: (i32, i32),
+) -> Result<(Vec<u8>, bool), GpuError> {
+    let src = source(file, defs);
+    let arch = format!("--gpu-architecture=sm_{}{}", cc.0, cc.1);
+    let opts = vec![arch, "-std=c++17".to_string(), "-lineinfo".to_string()];
+    let ver = nvrtc_version()?;
+    let mut h = Sha256::new();
+    h.update(src.as_bytes());
+    h.update(opts.join(" ").as_bytes());
+    h.update(format!("nvrtc {}.{}", ver.0, ver.1).as_bytes());
+    let key: String = h
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let path = cache_dir().join(format!("{name}-{key}.cubin"));
+    if std::env::var_os("HARK_KERNEL_NOCACHE").is_none()
+        && let Ok(bin) = std::fs::read(&path)
+        && !bin.is_empty()
+    {
+        return Ok((bin, true));
+    }
+    let t0 = std::time::Instant::now();
+    let bin = compile(name, &src, &opts)?;
+    tracing::debug!(
+        "NVRTC: {name} in {:.0} ms ({} KB cubin)",
+        t0.elapsed().as_secs_f64() * 1e3,
+        bin.len() / 1024
+    );
+    // The cache is an optimisation: failing to write it is not an error.
+    if std::fs::create_dir_all(cache_dir()).is_ok() {
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, &bin).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+    Ok((bin, false))
+}
+
+fn compile(name: &str, src: &str, opts: &[String]) -> Result<Vec<u8>, GpuError> {
+    let c_src = CString::new(src).map_err(|e| GpuError::Compile(e.to_string()))?;
+    let c_name = CString::new(format!("{name}.cu")).expect("no NUL in a file name");
+    let prog = nv::create_program(&c_src, Some(&c_name))
+        .map_err(|e| GpuError::Compile(format!("{name}: {e:?}")))?;
+    // SAFETY: `prog` is a valid program until destroyed below.
+    let out = unsafe {
+        let res = nv::compile_program(prog, opts);
+        let log = nv::get_program_log(prog)
+            .map(|l| {
+                let bytes: Vec<u8> = l.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+            .unwrap_or_default();
+        match res {
+            Err(e) => Err(GpuError::Compile(format!("{name}.cu: {e:?}\n{log}"))),
+            Ok(()) => {
+                let mut n = 0usize;
+                let r = nvsys::nvrtcGetCUBINSize(prog, &mut n);
+                if r != nvsys::nvrtcResult::NVRTC_SUCCESS || n == 0 {
+                    Err(GpuError::Compile(format!("{name}: no cubin ({r:?})")))
+                } else {
+                    let mut bin = vec![0u8; n];
+                    let r = nvsys::nvrtcGetCUBIN(prog, bin.as_mut_ptr() as *mut _);
+                    if r == nvsys::nvrtcResult::NVRTC_SUCCESS {
+                        Ok(bin)
+                    } else {
+                        Err(GpuError::Compile(format!("{name}: nvrtcGetCUBIN {r:?}")))
+                    }
+                }
+            }
+        }
+    };
+    // SAFETY: created above, destroyed once.
+    unsafe {
+        let _ = nv::destroy_program(prog);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::testutil::tiny_dims;
+
+    /// Every kernel file, and the persistent engine's module, compiles for Hopper in both
+    /// precisions, wherever NVRTC is present (no GPU needed: NVRTC is a plain library).
+    #[test]
+    fn kernels_compile_with_nvrtc() {
+        // SAFETY: only probes whether the library can be opened.
+        let present =
+            std::panic::catch_unwind(|| unsafe { nvsys::is_culib_present() }).unwrap_or(false);
+        if !present {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped: NVRTC not found, kernels not compiled"
+            );
+            return;
+        }
+        let mut d = tiny_dims();
+        d.hidden_channels = 32;
+        d.inter_channels = 8;
+        d.filter_channels = 128;
+        let opts = vec!["--gpu-architecture=sm_90".to_string(), "-std=c++17".into()];
+        for f16 in [true, false] {
+            let defs = defines(&d, f16);
+            for (name, file) in [ENCODER, DURATION, FLOW, DECODER] {
+                let bin =
+                    compile(name, &source(file, &defs), &opts).unwrap_or_else(|e| panic!("{e}"));
+                assert!(bin.len() > 1000, "{name}: cubin too small");
+            }
+            let mut pdefs = defs.clone();
+            pdefs.extend(super::super::persist::layout::defines(&d));
+            pdefs.push(("HARK_PERSISTENT_MODULE".into(), "1".into()));
+            let bin = compile("persistent", &source(&persistent_file(), &pdefs), &opts)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(bin.len() > 1000, "persistent: cubin too small");
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Read-aloud text normalisation: raw text (prices, dates, URLs, code, lists…) → words that
+//! espeak-ng reads the way a careful human reader would.
+//!
+//! Pure Rust and deterministic. The input is split into tokens ([`lexer`]); rules look at a
+//! few tokens around the cursor and emit words, each tagged with the input range it came
+//! from ([`Normalized::spans`]), so a player can highlight progress in the original text.
+//! Every rule's look-ahead is bounded, so the time is linear in the input.
+//!
+//! The output holds only letters, combining marks, spaces and `. , ? ! ; : ' -`.
+
+mod abbrev;
+mod acronyms;
+mod ctx;
+mod dictionary;
+mod emoji;
+mod lexer;
+mod markdown;
+mod money;
+mod numbers;
+mod out;
+mod roman;
+mod symbols;
+mod time_date;
+mod units;
+mod urls;
+mod words;
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use ctx::{Ctx, Line};
+use lexer::Kind;
+
+pub use dictionary::DictEntry;
+pub use out::{Span, is_speakable};
+
+/// How much punctuation is spoken, as in NVDA and Orca. Prosody marks are kept at every level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PunctuationVerbosity {
+    /// No symbols spoken.
+    None,
+    /// Symbols that carry meaning in prose: & @ # + = / % ° © and the like.
+    #[default]
+    Some,
+    /// Also brackets, quotes, dashes, * _ | \ ~ ^.
+    Most,
+    /// Every character, sentence punctuation included.
+    All,
+}
+
+impl PunctuationVerbosity {
+    pub const ALL: [PunctuationVerbosity; 4] = [Self::None, Self::Some, Self::Most, Self::All];
+}
+
+/// How web addresses and e-mail addresses are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UrlMode {
+    /// The host only: "example dot com"; e-mail in full: "jane at example dot com".
+    #[default]
+    Compact,
+    /// "link" (and "e-mail address").
+    Link,
+}
+
+impl UrlMode {
+    pub const ALL: [UrlMode; 2] = [Self::Compact, Self::Link];
+}
+
+/// Emoji: by name, or skipped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmojiMode {
+    /// By name ("thumbs up"), as NVDA, JAWS and VoiceOver do by default.
+    #[default]
+    Name,
+    Skip,
+}
+
+impl EmojiMode {
+    pub const ALL: [EmojiMode; 2] = [Self::Name, Self::Skip];
+}
+
+/// The order of ambiguous numeric dates such as 03/04/2026 ("day-month", "month-day").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DateOrder {
+    /// 29/11/2026 (most of the world); read "the twenty-ninth of November".
+    #[default]
+    DayMonth,
+    /// 11/29/2026 (US); read "November twenty-ninth".
+    MonthDay,
+}
+
+impl DateOrder {
+    pub const ALL: [DateOrder; 2] = [Self::DayMonth, Self::MonthDay];
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NormalizeOptions {
+    pub verbosity: PunctuationVerbosity,
+    pub urls: UrlMode,
+    pub emoji: EmojiMode,
+    pub date_order: DateOrder,
+    /// The user pronunciation dictionary, applied first.
+    pub dictionary: Vec<DictEntry>,
+}
+
+/// Normalised text and where each piece came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Normalized {
+    pub text: String,
+    /// Emitted pieces in output order; their input ranges never go backwards.
+    pub spans: Vec<Span>,
+}
+
+impl Normalized {
+    /// The input byte range that produced output bytes `out` (empty when nothing did).
+    pub fn source_range(&self, out: Range<usize>) -> Range<usize> {
+        let first = self.spans.partition_point(|s| s.out.end <= out.start);
+        let last = self.spans.partition_point(|s| s.out.start < out.end);
+        if first >= last {
+            let at = self.spans.get(first).map_or_else(
+                || self.spans.last().map_or(0, |s| s.src.end),
+                |s| s.src.start,
+            );
+            return at..at;
+        }
+        self.spans[first].src.start..self.spans[last - 1].src.end
+    }
+
+    /// True when output byte `pos` does not fall strictly inside an emitted piece.
+    pub fn is_piece_boundary(&self, pos: usize) -> bool {
+        let k = self.spans.partition_point(|s| s.out.end <= pos);
+        self.spans.get(k).is_none_or(|s| s.out.start >= pos)
+    }
+}
+
+/// Normalise `text` for reading aloud. Never panics; deterministic.
+pub fn normalize(text: &str, opts: &NormalizeOptions) -> Normalized {
+    let dict = dictionary::matches(text, &opts.dictionary);
+    let plain = NormalizeOptions {
+        dictionary: Vec::new(),
+        ..opts.clone()
+    };
+    let replacements = if dict.is_empty() {
+        Vec::new()
+    } else {
+        opts.dictionary
+            .iter()
+            .map(|e| run(&e.replacement, &plain, &[], Vec::new(), false).text)
+            .collect()
+    };
+    run(text, opts, &dict, replacements, true)
+}
+
+fn run(
+    text: &str,
+    opts: &NormalizeOptions,
+    dict: &[(Range<usize>, usize)],
+    replacements: Vec<String>,
+    final_stop: bool,
+) -> Normalized {
+    let toks = lexer::lex(text, dict);
+    let mut cx = Ctx::new(toks, opts, replacements);
+    let mut i = 0;
+    while i < cx.len() {
+        let next = step(&mut cx, i);
+        // Every rule consumes at least one token; guard anyway so a bug cannot hang.
+        i = next.max(i + 1);
+    }
+    let end = text.len();
+    if final_stop && cx.out.ends_with_word() {
+        // A final stop gives espeak its sentence-final intonation.
+        cx.out.stop(end..end);
+    }
+    let text = cx.out.text.trim_end().to_string();
+    let mut spans = cx.out.spans;
+    spans.retain(|s| s.out.start < text.len());
+    for s in &mut spans {
+        s.out.end = s.out.end.min(text.len());
+    }
+    Normalized { text, spans }
+}
+
+/// Handle the token at `i`; returns the index to continue from.
+fn step(cx: &mut Ctx, i: usize) -> usize {
+    while let Some(&(at, to)) = cx.skips.first() {
+        if at > i {
+            break;
+        }
+        cx.skips.remove(0);
+        if at == i {
+            return to;
+        }
+    }
+    let Some(kind) = cx.kind(i) else { return i + 1 };
+    match kind {
+        Kind::Dict(k) => {
+            let r = cx.replacements.get(k).cloned().unwrap_or_default();
+            cx.emit(&r, i, i + 1);
+            return i + 1;
+        }
+        Kind::Space { newlines } => {
+            if newlines > 0 {
+                let block = cx.line == Line::Block;
+                cx.line = Line::Prose;
+                let paragraph = newlines >= 2;
+                let next_block = cx
+                    .sym(i + 1)
+                    .is_some_and(|c| matches!(c, '-' | '*' | '+' | '•' | '#' | '>' | '|' | '`'))
+                    || (cx.num(i + 1).is_some() && matches!(cx.sym(i + 2), Some('.' | ')')));
+                if block || paragraph || cx.code || next_block {
+                    let src = cx.src(i, i + 1);
+                    cx.out.stop(src);
+                }
+            }
+            return i + 1;
+        }
+        _ => {}
+    }
+    if cx.at_line_start(i) {
+        if let Some(j) = markdown::line_start(cx, i) {
+            return j;
+        }
+        if !cx.code
+            && let Some(j) = markdown::numbered_item(cx, i)
+        {
+            return j;
+        }
+    }
+    if let Some(j) = markdown::inline(cx, i) {
+        return j;
+    }
+    if cx.starts_chunk(i)
+        && let Some(j) = urls::try_url(cx, i)
+    {
+        return j;
+    }
+    let rules: [fn(&mut Ctx, usize) -> Option<usize>; 4] = [
+        money::try_prefix,
+        time_date::try_numeric_date,
+        time_date::try_time,
+        numbers::try_number,
+    ];
+    for rule in rules {
+        if let Some(j) = rule(cx, i) {
+            return j;
+        }
+    }
+    match kind {
+        Kind::Num => numbers::plain_digits(cx, i),
+        Kind::Word => word(cx, i),
+        Kind::Sym(_) => {
+            if let Some(j) = numbers::try_fraction_char(cx, i) {
+                return j;
+            }
+            symbols::try_symbol(cx, i).unwrap_or(i + 1)
+        }
+        _ => i + 1,
+    }
+}
+
+fn word(cx: &mut Ctx, i: usize) -> usize {
+    // "v2.1" → "version two point one"
+    if cx.word(i).is_some_and(|w| w == "v" || w == "V")
+        && cx.num(i + 1).is_some()
+        && (i == 0 || cx.boundary(i - 1))
+    {
+        cx.emit("version", i, i + 1);
+        return i + 1;
+    }
+    let rules: [fn(&mut Ctx, usize) -> Option<usize>; 5] = [
+        abbrev::try_abbrev,
+        time_date::try_month_day,
+        roman::try_roman,
+        abbrev::try_initials,
+        acronyms::try_acronym,
+    ];
+    for rule in rules {
+        if let Some(j) = rule(cx, i) {
+            return j;
+        }
+    }
+    let w = cx.text(i).to_string();
+    cx.emit(&w, i, i + 1);
+    i + 1
+}

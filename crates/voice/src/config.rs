@@ -1,0 +1,160 @@
+//! `voice.json`: everything Hark needs to know about a voice besides its weights.
+//! Dimensions are read from the ONNX graph at import time, never assumed.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of Hark's voice folder format; bump when `voice.json` or tensor names change.
+pub const VOICE_FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VoiceConfig {
+    pub format_version: u32,
+    /// Folder name, e.g. `en_US-joe-medium`.
+    pub name: String,
+    pub sample_rate: u32,
+    /// Audio samples per frame (Piper: product of the upsample rates).
+    pub hop_length: usize,
+    /// espeak-ng voice used for phonemisation, e.g. `en-us`.
+    pub espeak_voice: String,
+    /// Phoneme (one Unicode scalar as a string) → ids, as in Piper's config.
+    pub phoneme_id_map: BTreeMap<String, Vec<i64>>,
+    /// The voice's own inference scales (Piper's config, else Piper's defaults).
+    pub inference: crate::Scales,
+    pub num_speakers: usize,
+    pub num_symbols: usize,
+    pub dims: ModelDims,
+    /// Storage type of `voice.safetensors`: "f32" or "f16".
+    pub weights_dtype: String,
+    /// Provenance: the ONNX file's SHA-256 and Piper's version string.
+    pub source: VoiceSource,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VoiceSource {
+    pub onnx_sha256: String,
+    pub piper_version: String,
+}
+
+/// Architecture dimensions of a Piper VITS voice.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ModelDims {
+    // Text encoder.
+    pub n_vocab: usize,
+    pub hidden_channels: usize,
+    pub filter_channels: usize,
+    pub n_heads: usize,
+    pub n_layers: usize,
+    /// FFN kernel size.
+    pub ffn_kernel_size: usize,
+    /// Relative attention window (offsets −w..=w).
+    pub window_size: usize,
+    /// Channels of m_p / logs_p (the latent z).
+    pub inter_channels: usize,
+    // Stochastic duration predictor.
+    pub dp_filter_channels: usize,
+    pub dp_kernel_size: usize,
+    /// DDSConv layers (dilations kernel_size^i).
+    pub dp_ddsconv_layers: usize,
+    /// ConvFlows used in the reverse pass, in the order they run (e.g. [7, 5, 3]).
+    pub dp_flow_indices: Vec<usize>,
+    pub dp_num_bins: usize,
+    pub dp_tail_bound: f32,
+    // Flow.
+    pub flow_n_couplings: usize,
+    pub flow_wn_layers: usize,
+    pub flow_kernel_size: usize,
+    pub flow_dilation_rate: usize,
+    // Decoder (HiFi-GAN).
+    pub upsample_initial_channel: usize,
+    pub upsample_rates: Vec<usize>,
+    pub upsample_kernel_sizes: Vec<usize>,
+    pub resblock_kernel_sizes: Vec<usize>,
+    pub resblock_dilation_sizes: Vec<Vec<usize>>,
+    /// Decoder pre/post conv kernel size (7 in Piper).
+    pub dec_pre_kernel_size: usize,
+    pub dec_post_kernel_size: usize,
+}
+
+impl ModelDims {
+    /// Receptive field of flow + decoder in frames, each side: how much context a chunk needs.
+    /// The larger of [`Self::flow_decoder_receptive_span`]'s two sides.
+    pub fn flow_decoder_receptive_frames(&self) -> usize {
+        let (left, right) = self.flow_decoder_receptive_span();
+        left.max(right)
+    }
+
+    /// Exact `(left, right)` reach in frames: the audio of frame `f` depends on z_p frames
+    /// `f − left ..= f + right` and no others (a conv with K taps and dilation d reaches
+    /// d·(K−1)/2 either side; a transposed conv's reach follows from its stride and padding).
+    pub fn flow_decoder_receptive_span(&self) -> (usize, usize) {
+        let (left, right) = self.decoder_receptive_span();
+        let flow = self.flow_receptive_frames();
+        (left + flow, right + flow)
+    }
+
+    /// The decoder's own `(left, right)` reach in frames of z (the flow's output).
+    pub fn decoder_receptive_span(&self) -> (usize, usize) {
+        let (a, b) = self.decoder_reach_after_stage(0);
+        let pre = ((self.dec_pre_kernel_size.max(1) - 1) / 2) as i64;
+        ((pre - a).max(0) as usize, (b + pre).max(0) as usize)
+    }
+
+    /// The first and last input positions that the samples of frame 0, `[0, hop)`, read through
+    /// the decoder's upsampling stages from `first_stage` on and conv_post, in units of that
+    /// stage's input (0: conv_pre's output, in frames; `upsample_rates.len()`: conv_post
+    /// alone, in samples).
+    pub fn decoder_reach_after_stage(&self, first_stage: usize) -> (i64, i64) {
+        let (mut a, mut b) = (0i64, self.samples_per_frame() as i64 - 1);
+        let post = ((self.dec_post_kernel_size.max(1) - 1) / 2) as i64;
+        a -= post;
+        b += post;
+        let res_reach = self.resblock_reach() as i64;
+        for (&s, &k) in self
+            .upsample_rates
+            .iter()
+            .zip(&self.upsample_kernel_sizes)
+            .skip(first_stage)
+            .rev()
+        {
+            a -= res_reach;
+            b += res_reach;
+            // ConvTranspose: input i writes outputs i·s + tap − p for tap in 0..k.
+            let (s, k) = (s.max(1) as i64, k as i64);
+            let p = (k - s) / 2;
+            a = (a + p - k + 1 + s - 1).div_euclid(s);
+            b = (b + p).div_euclid(s);
+        }
+        (a, b)
+    }
+
+    /// Reach of one stage's ResBlock2s in that stage's samples (the largest of the blocks).
+    fn resblock_reach(&self) -> usize {
+        self.resblock_kernel_sizes
+            .iter()
+            .zip(&self.resblock_dilation_sizes)
+            .map(|(&k, dils)| dils.iter().map(|&d| d * (k.max(1) - 1) / 2).sum::<usize>())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Reach of one flow coupling's WaveNet, each side, in frames: Σ_i rate^i·(K−1)/2.
+    pub fn flow_coupling_reach(&self) -> usize {
+        let mut wn = 0usize;
+        let mut dil = 1usize;
+        for _ in 0..self.flow_wn_layers {
+            wn += dil * (self.flow_kernel_size.max(1) - 1) / 2;
+            dil *= self.flow_dilation_rate.max(1);
+        }
+        wn
+    }
+
+    /// Reach of the whole flow, each side, in frames.
+    pub fn flow_receptive_frames(&self) -> usize {
+        self.flow_n_couplings * self.flow_coupling_reach()
+    }
+
+    pub fn samples_per_frame(&self) -> usize {
+        self.upsample_rates.iter().product()
+    }
+}

@@ -1,0 +1,3 @@
+//! Integration tests: engine.
+mod cli_speak;
+mod streaming_engine;

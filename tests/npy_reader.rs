@@ -1,2 +1,0 @@
-//! Unit tests of the test-only `.npy` reader.
-mod common;

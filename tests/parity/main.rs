@@ -1,0 +1,4 @@
+//! Integration tests: parity.
+mod gpu_parity;
+mod parity_back;
+mod parity_front;

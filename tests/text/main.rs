@@ -1,0 +1,5 @@
+//! Integration tests: text.
+mod normalize_props;
+mod normalize_table;
+mod phonemes;
+mod segment;

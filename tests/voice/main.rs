@@ -1,0 +1,2 @@
+//! Integration tests: voice.
+mod voice_import;
