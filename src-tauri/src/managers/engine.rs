@@ -3,59 +3,16 @@
 //! and turns engine events into UI status. The only file that knows the engine's API.
 
 use crate::events;
-use crate::managers::history::{HistoryManager, Source};
-use crate::settings::StepMode as StepPref;
-use crate::settings::{BackendPref, Settings};
-use hark_engine::{
-    BackendChoice, Engine, EngineConfig, EngineError, Event, Events, Mode, StepMode,
-};
+use crate::managers::history::HistoryManager;
+use crate::settings::Settings;
+use crate::state::{Level, Source, Speaking, State, Status};
+use hark_engine::{BackendChoice, Engine, EngineConfig, EngineError, Event, Events, Mode};
 use hark_voice::Scales;
 use hark_voice::{Voice, VoiceError};
-use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Manager};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    Starting,
-    Ready,
-    Speaking,
-    Paused,
-    /// No voice installed: the UI shows onboarding.
-    NoVoice,
-    /// The audio device could not be opened; the app keeps running.
-    NoAudio,
-    Error,
-}
-
-/// What the status panel shows. Never holds the user's text.
-#[derive(Clone, Debug, Serialize)]
-pub struct Status {
-    pub state: State,
-    pub message: Option<String>,
-    pub voice: Option<String>,
-    pub backend: Option<String>,
-    /// The GPU's name when this build has a GPU backend and found one.
-    pub gpu: Option<String>,
-    pub onset_ms: Option<f64>,
-    pub rtf: Option<f64>,
-    pub queue_depth: usize,
-}
-
-/// The clause being spoken with a little context either side (never the whole text: a 10 MB
-/// clipboard must not be pushed into the webview).
-#[derive(Clone, Debug, Serialize)]
-pub struct Speaking {
-    pub id: u64,
-    pub source: Source,
-    pub before: String,
-    pub current: String,
-    pub after: String,
-    pub done: bool,
-}
 
 const CONTEXT_CHARS: usize = 240;
 const CURRENT_MAX_CHARS: usize = 1200;
@@ -69,9 +26,9 @@ struct Utterance {
 pub struct EngineManager {
     app: AppHandle,
     engine: Mutex<Option<Arc<Engine>>>,
+    /// Also holds the voice's own scales, which the noise settings fall back to.
     status: Mutex<Status>,
     utterances: Mutex<HashMap<u64, Utterance>>,
-    voice_scales: Mutex<Option<Scales>>,
     /// The `HARK_*` overrides, read once at start-up.
     overrides: hark_engine::Overrides,
     /// Bumped by every (re)start so a replaced engine's late events are ignored.
@@ -88,18 +45,8 @@ impl EngineManager {
             app,
             overrides,
             engine: Mutex::new(None),
-            status: Mutex::new(Status {
-                state: State::Starting,
-                message: None,
-                voice: None,
-                backend: None,
-                gpu: None,
-                onset_ms: None,
-                rtf: None,
-                queue_depth: 0,
-            }),
+            status: Mutex::new(Status::starting()),
             utterances: Mutex::new(HashMap::new()),
-            voice_scales: Mutex::new(None),
             generation: AtomicU64::new(0),
         }
     }
@@ -148,7 +95,7 @@ impl EngineManager {
         let voice = match load_voice(settings.voice.as_deref()) {
             Ok((v, note)) => {
                 if let Some(n) = note {
-                    events::notice(&self.app, events::Level::Warning, &n);
+                    events::notice(&self.app, Level::Warning, &n);
                 }
                 v
             }
@@ -170,8 +117,8 @@ impl EngineManager {
             .dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned());
-        let scales: Scales = voice.config.inference;
-        *lock(&self.voice_scales) = Some(scales);
+        // Sent to the UI with the next status update.
+        lock(&self.status).voice_scales = voice.config.inference;
         let voice = Arc::new(voice);
         let config = |backend| {
             let mut c = EngineConfig::new(Arc::clone(&voice)).with_overrides(&self.overrides);
@@ -181,11 +128,11 @@ impl EngineManager {
             c.settings = self.engine_settings(settings);
             c
         };
-        let started = match Engine::start(config(backend_choice(settings.backend))) {
+        let started = match Engine::start(config(settings.backend)) {
             Err(EngineError::CudaUnavailable(why)) => {
                 events::notice(
                     &self.app,
-                    events::Level::Warning,
+                    Level::Warning,
                     &format!("The GPU cannot be used ({why}); using the CPU."),
                 );
                 Engine::start(config(BackendChoice::Cpu))
@@ -275,13 +222,12 @@ impl EngineManager {
                     }
                 }
                 Event::Error { message, .. } => {
-                    events::notice(&self.app, events::Level::Error, &message);
+                    events::notice(&self.app, Level::Error, &message);
                 }
                 Event::Stats(st) => {
-                    self.app
-                        .state::<HistoryManager>()
-                        .set_onset(st.id, st.onset_ms);
-                    events::history(&self.app);
+                    let history = self.app.state::<HistoryManager>();
+                    history.set_onset(st.id, st.onset_ms);
+                    events::history(&self.app, &history.list());
                     self.update(|s| {
                         if st.onset_ms.is_some() {
                             s.onset_ms = st.onset_ms;
@@ -418,11 +364,7 @@ impl EngineManager {
     }
 
     fn engine_settings(&self, s: &Settings) -> hark_engine::Settings {
-        let voice = lock(&self.voice_scales).unwrap_or(Scales {
-            noise_scale: 0.667,
-            length_scale: 1.0,
-            noise_w: 0.8,
-        });
+        let voice = lock(&self.status).voice_scales;
         hark_engine::Settings {
             scales: Scales {
                 noise_scale: s.noise_scale.unwrap_or(voice.noise_scale),
@@ -430,10 +372,7 @@ impl EngineManager {
                 noise_w: s.noise_w.unwrap_or(voice.noise_w),
             },
             volume: s.volume,
-            steps: match s.step_mode {
-                StepPref::Auto => StepMode::Auto,
-                StepPref::Fixed => StepMode::Fixed(s.step_frames as usize),
-            },
+            steps: s.step_mode,
             seed: 0,
         }
     }
@@ -471,14 +410,6 @@ fn window_end(text: &str, start: usize, max: usize) -> usize {
             start + i + ws
         }
         _ => end,
-    }
-}
-
-fn backend_choice(p: BackendPref) -> BackendChoice {
-    match p {
-        BackendPref::Auto => BackendChoice::Auto,
-        BackendPref::Gpu => BackendChoice::Cuda,
-        BackendPref::Cpu => BackendChoice::Cpu,
     }
 }
 
