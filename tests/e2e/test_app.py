@@ -319,12 +319,15 @@ def damaged_settings_are_set_aside_and_the_user_told(d):
 def settings_from_the_app_before_show_in_the_ui(d):
     """A settings file from before the settings held the engine's enums ("gpu", "fixed")."""
     path = os.path.join(CONFIG, "settings.json")
-    good = open(path).read()
+    good = open(path).read() if os.path.exists(path) else "{}"
     old = dict(json.loads(good), backend="gpu", step_mode="fixed", step_frames=48)
+    os.makedirs(CONFIG, exist_ok=True)
     with open(path, "w") as f:
         json.dump(old, f)
     s = d.session()
     try:
+        # CUDA, or the CPU with a notice where there is no GPU.
+        s.wait("the engine to be ready", lambda: state(s) == "ready", 60)
         s.click("#tab-settings")
         s.wait("settings view", lambda: not s.prop("#view-settings", "hidden"))
         assert s.prop("#backend", "value") == "cuda"
