@@ -47,7 +47,7 @@ pub struct AppState {
 }
 
 pub fn app_state(app: &AppHandle) -> AppState {
-    let voices = hark_voice::list(&hark_voice::voices_dir())
+    let voices = hark_voice::list(&app.state::<hark_engine::Overrides>().voices_dir)
         .into_iter()
         .map(|v| VoiceEntry {
             name: v.name,
