@@ -136,10 +136,11 @@ fn setup(app: &AppHandle) {
         dir.join("history.json"),
         s.save_history,
     ));
-    app.manage(EngineManager::new(
-        app.clone(),
-        hark_engine::Overrides::from_env(),
-    ));
+    // The `HARK_*` overrides, read once: the voice folder for the commands, the rest for the
+    // engine.
+    let overrides = hark_engine::Overrides::from_env();
+    app.manage(overrides.clone());
+    app.manage(EngineManager::new(app.clone(), overrides));
     app.manage(SourcesManager::start(app, s.auto_read));
     shortcut::apply(app, &s.shortcuts);
     managers::sync_autostart(app, s.start_at_login);

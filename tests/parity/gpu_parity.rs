@@ -423,7 +423,7 @@ fn real_voice_matches_cpu() {
     if !gpu_or_skip() {
         return;
     }
-    let voice = match Voice::load(None) {
+    let voice = match Voice::load_from(&hark_engine::Overrides::from_env().voices_dir, None) {
         Ok(v) => Arc::new(v),
         Err(e) => {
             say(&format!("skipped: no voice installed ({e})"));
@@ -739,7 +739,7 @@ fn persistent_matches_graph_on_the_voice() {
     if !gpu_or_skip() {
         return;
     }
-    let voice = match Voice::load(None) {
+    let voice = match Voice::load_from(&hark_engine::Overrides::from_env().voices_dir, None) {
         Ok(v) => v,
         Err(e) => {
             say(&format!("skipped: no voice installed ({e})"));

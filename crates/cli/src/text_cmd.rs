@@ -2,7 +2,7 @@
 
 use clap::Args;
 use hark_text::normalize::{DateOrder, EmojiMode, NormalizeOptions, PunctuationVerbosity, UrlMode};
-use hark_text::segment::{self, SegmentOptions};
+use hark_text::segment::{SegmentOptions, Segmenter};
 use hark_voice::Voice;
 
 #[derive(Args)]
@@ -80,16 +80,19 @@ pub fn run(args: TextArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if args.segments {
-        let opts = SegmentOptions {
-            normalize: args.norm.options()?,
-            ..SegmentOptions::default()
+        let segmenter = Segmenter {
+            normalize: true,
+            options: SegmentOptions {
+                normalize: args.norm.options()?,
+                ..SegmentOptions::default()
+            },
         };
-        for s in segment::segments(&input, &opts) {
+        for s in segmenter.iter(&input, true) {
             println!("{}..{}\t{}", s.range.start, s.range.end, s.text);
         }
         return Ok(());
     }
-    let voice = Voice::load_config(args.voice.as_deref())?;
+    let voice = Voice::load_config(&crate::overrides().voices_dir, args.voice.as_deref())?;
     let sentences = hark_text::text_to_ids(&input, &voice.espeak_voice, &voice.phoneme_id_map)?;
     for s in sentences {
         println!("{}", s.phonemes);

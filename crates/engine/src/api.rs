@@ -7,7 +7,8 @@
 //!                                                         events ◄── engine thread, marker thread
 //! ```
 
-use super::producer::{self, Job};
+use super::phonemise::Input;
+use super::producer::{self, Job, JobInput};
 use super::queue::BoundedQueue;
 use super::steps::StepMode;
 use super::worker::{self, Cmd, Item};
@@ -73,10 +74,9 @@ pub struct EngineConfig {
     pub emit_chunks: bool,
     /// Segments the phoneme queue holds before the phonemiser waits.
     pub queue_capacity: usize,
-    /// Normalise text (numbers, abbreviations, …) before phonemising; `false` sends it raw.
-    pub normalize: bool,
-    /// Segmenter settings (normaliser options, segment lengths, the short first segment).
-    pub segment: hark_text::segment::SegmentOptions,
+    /// How text is cut: normalised (numbers, abbreviations, …; the default) or raw, the
+    /// normaliser's options, segment lengths and the short first segment.
+    pub segmenter: hark_text::segment::Segmenter,
     /// Skip the inaudible start (below −60 dBFS, at most 250 ms) of an utterance that starts
     /// into silence, so sound starts as soon as the voice does. Only what is played changes:
     /// `Event::Chunk` and `hark speak --out` keep every sample.
@@ -98,8 +98,7 @@ impl EngineConfig {
             settings,
             emit_chunks: false,
             queue_capacity: 16,
-            normalize: true,
-            segment: Default::default(),
+            segmenter: Default::default(),
             trim_lead_in: true,
             warm_up: true,
         }
@@ -252,10 +251,7 @@ impl Engine {
             },
             cmd_rx,
         )?;
-        let segmenter = super::segment::Segmenter {
-            normalize: config.normalize,
-            options: config.segment.clone(),
-        };
+        let segmenter = config.segmenter;
         // The phonemiser's warm-up here, while the engine thread warms the backend up.
         if warm_up {
             producer::warm_up(&config.voice, &segmenter);
@@ -328,22 +324,36 @@ impl Engine {
         Some(faded.saturating_duration_since(asked))
     }
 
-    /// Speaks `text`, either now (`Interrupt`) or after what is queued (`Queue`).
+    /// Speaks `text` (of any length: the phonemiser reads it as it goes), either now
+    /// (`Interrupt`) or after what is queued (`Queue`).
     pub fn speak(&self, text: &str, mode: Mode) -> UtteranceId {
+        self.speak_input(Input::Text(text), mode)
+    }
+
+    /// Speaks text or phoneme ids, as [`Engine::speak`]. An utterance of ids cannot be
+    /// continued with `append`.
+    pub fn speak_input(&self, input: Input<'_>, mode: Mode) -> UtteranceId {
         let requested = Instant::now();
         if mode == Mode::Interrupt {
             self.stop();
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let input = match input {
+            Input::Text(text) => JobInput::Text(text.to_string()),
+            Input::Ids(ids) => JobInput::Ids(ids.to_vec()),
+        };
         {
             let mut book = self.control.book();
             book.open.insert(id, 1);
-            book.last = Some((id, text.len()));
+            book.last = match &input {
+                JobInput::Text(text) => Some((id, text.len())),
+                JobInput::Ids(_) => None,
+            };
         }
         self.send(Job {
             id,
             epoch: self.control.epoch(),
-            text: text.to_string(),
+            input,
             base: 0,
             whole: true,
             first: true,
@@ -376,7 +386,7 @@ impl Engine {
         self.send(Job {
             id,
             epoch: self.control.epoch(),
-            text: text.to_string(),
+            input: JobInput::Text(text.to_string()),
             base,
             whole: false,
             first,

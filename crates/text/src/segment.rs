@@ -1,5 +1,7 @@
-//! Segmenter for the streaming engine: normalised text cut into sentences, long sentences cut
-//! at clause boundaries, and a short first segment for a fast onset.
+//! The segmenter of both synthesis paths: normalised text cut into sentences, long sentences
+//! cut at clause boundaries, and a short first segment for a fast onset ([`segments`]); or,
+//! with normalisation off, raw sentences as espeak-ng reads them (`raw.rs`). [`Segmenter`]
+//! picks one and reads a text of any length a window at a time ([`Segmenter::iter`]).
 //!
 //! Cutting the *normalised* text is what keeps it from being fooled: abbreviations, decimals,
 //! initials, URLs and mid-sentence ellipses no longer contain a full stop there (the
@@ -7,9 +9,12 @@
 //! Cuts are made only between normaliser pieces, so each segment maps back to whole input
 //! characters.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
+
+mod raw;
 
 use super::normalize::{NormalizeOptions, Normalized, normalize};
 
@@ -41,7 +46,7 @@ pub struct Segment {
     /// Byte range in the original text. Ranges are in order and tile the text from 0 to its
     /// end (whitespace and silent characters go with the segment before them).
     pub range: Range<usize>,
-    /// Normalised text to phonemise.
+    /// The text to phonemise (normalised, unless the segmenter sends raw text).
     pub text: String,
 }
 
@@ -59,9 +64,18 @@ pub fn segments(text: &str, opts: &SegmentOptions) -> Vec<Segment> {
 
 /// Segment already-normalised text; `input_len` is the length of the original text.
 pub fn segments_of(n: &Normalized, input_len: usize, opts: &SegmentOptions) -> Vec<Segment> {
+    cut_normalized(n, input_len, opts, true)
+}
+
+/// [`segments_of`], with the short first segment only when `first`.
+fn cut_normalized(
+    n: &Normalized,
+    input_len: usize,
+    opts: &SegmentOptions,
+    mut first: bool,
+) -> Vec<Segment> {
     let out = n.text.as_str();
     let mut cuts: Vec<usize> = Vec::new();
-    let mut first = true;
     for sentence in sentences(n) {
         let mut start = sentence.start;
         while start < sentence.end {
@@ -235,4 +249,255 @@ fn first_clause(n: &Normalized, start: usize, end: usize, budget: usize) -> Opti
         .or_else(|| all.iter().rev().find(|c| c.chars <= budget))
         .or_else(|| all.first())
         .map(|c| c.at)
+}
+
+/// How text is cut for synthesis: the normalising segmenter, or (`normalize: false`) raw
+/// sentences sent to espeak-ng as they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segmenter {
+    pub normalize: bool,
+    /// Normaliser options and segment lengths (raw text uses `first_max_chars` only).
+    pub options: SegmentOptions,
+}
+
+impl Default for Segmenter {
+    fn default() -> Self {
+        Self {
+            normalize: true,
+            options: SegmentOptions::default(),
+        }
+    }
+}
+
+/// Text the segmenter reads at a time: long enough for any sentence, short enough that the
+/// first segment of a long text is ready at once (normalising 16 KB takes a few ms).
+const WINDOW_BYTES: usize = 16 * 1024;
+
+impl Segmenter {
+    /// The segments of `text`, read a window at a time as they are asked for, so a text of any
+    /// length costs only its current window before its first segment. `first` asks for a short
+    /// first segment (the start of an utterance).
+    ///
+    /// A window ends after whitespace, and its last segment is read again with the next one,
+    /// after the segment before it (the normaliser's look-behind: "Dr." after a capitalised
+    /// word reads "Drive"). So the segments are those of the whole text as long as no
+    /// sentence is longer than a window and the normaliser looks back no further.
+    pub fn iter<'a>(&'a self, text: &'a str, first: bool) -> Segments<'a> {
+        self.iter_in_windows(text, first, WINDOW_BYTES)
+    }
+
+    /// All segments of `text` (as [`Segmenter::iter`] yields them).
+    pub fn segments(&self, text: &str, first: bool) -> Vec<Segment> {
+        self.iter(text, first).collect()
+    }
+
+    fn iter_in_windows<'a>(&'a self, text: &'a str, first: bool, window: usize) -> Segments<'a> {
+        Segments {
+            segmenter: self,
+            text,
+            pos: 0,
+            context: 0,
+            first,
+            window: window.max(1),
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// The segments of one window of text.
+    fn cut(&self, text: &str, first: bool) -> Vec<Segment> {
+        if !self.normalize {
+            return raw::segments(text, first.then_some(self.options.first_max_chars));
+        }
+        let n = normalize(text, &self.options.normalize);
+        cut_normalized(&n, text.len(), &self.options, first)
+    }
+}
+
+/// The segments of a text, read a window at a time ([`Segmenter::iter`]).
+pub struct Segments<'a> {
+    segmenter: &'a Segmenter,
+    text: &'a str,
+    /// Where the next window starts.
+    pos: usize,
+    /// Where the next window's context starts (the last segment handed out).
+    context: usize,
+    first: bool,
+    window: usize,
+    ready: VecDeque<Segment>,
+}
+
+impl Segments<'_> {
+    /// Bytes of the text read so far (the windows segmented).
+    pub fn bytes_read(&self) -> usize {
+        self.pos
+    }
+
+    /// Segments the next window. Its last segment may go on past the window, so unless the
+    /// window ends the text, that segment is left to be read again with the next window. The
+    /// segment before it is read again too, as context for the normaliser (and dropped).
+    fn fill(&mut self) {
+        let (pos, len) = (self.pos, self.text.len());
+        let end = window_end(self.text, pos, self.window);
+        let mut segs = self.read(self.context, end);
+        if self.context < pos && !segs.iter().any(|s| s.range.start == pos) {
+            // With the context the segments fall differently: read on without it.
+            segs = self.read(pos, end);
+        }
+        segs.retain(|s| s.range.start >= pos);
+        self.first = false;
+        let mut next = end;
+        if end < len
+            && let [.., last] = segs.as_slice()
+            && last.range.start > pos
+        {
+            next = last.range.start;
+            segs.pop();
+        }
+        self.context = segs.last().map_or(next, |s| s.range.start);
+        self.ready.extend(segs);
+        self.pos = next;
+    }
+
+    /// The segments of `text[from..end]`, with ranges in the whole text.
+    fn read(&self, from: usize, end: usize) -> Vec<Segment> {
+        let first = self.first && from == 0;
+        let mut segs = self.segmenter.cut(&self.text[from..end], first);
+        for s in &mut segs {
+            s.range = from + s.range.start..from + s.range.end;
+        }
+        segs
+    }
+}
+
+impl Iterator for Segments<'_> {
+    type Item = Segment;
+
+    fn next(&mut self) -> Option<Segment> {
+        loop {
+            if let Some(s) = self.ready.pop_front() {
+                return Some(s);
+            }
+            if self.pos >= self.text.len() {
+                return None;
+            }
+            self.fill();
+        }
+    }
+}
+
+/// End of the window of at most `max` bytes from `start`: after its last whitespace when it
+/// has some, always on a char boundary, and never empty.
+fn window_end(text: &str, start: usize, max: usize) -> usize {
+    if text.len() - start <= max {
+        return text.len();
+    }
+    let mut end = start + max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end == start {
+        // One character longer than the window.
+        return start + text[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    match text[start..end].rfind(char::is_whitespace) {
+        Some(i) if i > 0 => {
+            let ws = text[start + i..].chars().next().map_or(1, char::len_utf8);
+            start + i + ws
+        }
+        _ => end,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn long_text() -> String {
+        let parts = [
+            "Dr. Smith paid $3.50 on 12 May, then left. ",
+            "The quick brown fox jumps over the lazy dog, while the old farmer watches from his porch and the rain falls. ",
+            "Is it 2.5% or 3.14? Nobody knows!\n\n",
+            "e.g. the U.S. economy grew; it was fine: mostly. ",
+            "Ünïcödé text, ééé, and more words here. ",
+        ];
+        (0..250).map(|i| parts[i % parts.len()]).collect()
+    }
+
+    #[test]
+    fn windows_cut_after_whitespace_and_on_char_boundaries() {
+        let t = "aaaa bbbb cccc";
+        assert_eq!(window_end(t, 0, 7), 5);
+        assert_eq!(window_end(t, 5, 100), t.len());
+        let u = "éééééééé";
+        let e = window_end(u, 0, 5);
+        assert!(u.is_char_boundary(e) && e <= 5 && e > 0);
+        assert_eq!(window_end(u, 0, 1), 2);
+    }
+
+    #[test]
+    fn reading_in_windows_gives_the_segments_of_the_whole_text() {
+        let t = long_text();
+        for normalize in [true, false] {
+            let s = Segmenter {
+                normalize,
+                options: SegmentOptions::default(),
+            };
+            for first in [true, false] {
+                let whole: Vec<Segment> = s.cut(&t, first);
+                for window in [300, 1000, 4096] {
+                    assert!(t.len() > 3 * window);
+                    let got: Vec<Segment> = s.iter_in_windows(&t, first, window).collect();
+                    assert_eq!(
+                        got, whole,
+                        "normalize {normalize}, first {first}, window {window}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_text_is_read_one_window_at_a_time() {
+        let t = long_text().repeat(12);
+        assert!(t.len() > 10 * WINDOW_BYTES);
+        let s = Segmenter::default();
+        let mut it = s.iter(&t, true);
+        assert!(it.next().is_some());
+        assert!(
+            it.bytes_read() <= WINDOW_BYTES,
+            "read {} bytes",
+            it.bytes_read()
+        );
+        // Segments tile the text to its end.
+        let mut at = 0;
+        for seg in s.segments(&t, true) {
+            assert_eq!(seg.range.start, at);
+            at = seg.range.end;
+        }
+        assert_eq!(at, t.len());
+    }
+
+    /// Words, numbers and abbreviations that the normaliser and the splitters read
+    /// differently, some followed by clause punctuation.
+    const WORD: &str = "([a-z]{1,8}|[A-Z][a-z]{0,6}|[0-9]{1,4}|\\$[0-9]\\.[0-9]{2}|Dr\\.|Mr\\.|e\\.g\\.|U\\.S\\.|3\\.14)[,;:]?";
+
+    proptest::proptest! {
+        /// Reading in windows changes nothing while the windows are longer than the sentences.
+        #[test]
+        fn reading_in_windows_changes_no_segment(
+            sentences in proptest::collection::vec(
+                (proptest::collection::vec(WORD, 1..25), "[.?!]"), 0..60),
+            window in 500usize..1500,
+        ) {
+            let t: String = sentences
+                .iter()
+                .map(|(words, end)| format!("{}{end} ", words.join(" ")))
+                .collect();
+            for normalize in [true, false] {
+                let s = Segmenter { normalize, options: SegmentOptions::default() };
+                let got: Vec<Segment> = s.iter_in_windows(&t, true, window).collect();
+                proptest::prop_assert_eq!(got, s.cut(&t, true), "normalize {}", normalize);
+            }
+        }
+    }
 }

@@ -67,7 +67,7 @@ fn start_import(app: AppHandle, onnx: PathBuf) -> Result<(), String> {
         .name("hark-import".into())
         .spawn(move || {
             let t0 = Instant::now();
-            let dir = hark_voice::voices_dir();
+            let dir = app.state::<hark_engine::Overrides>().voices_dir.clone();
             match hark_voice::import_piper(&onnx, None, &dir, None, WeightDtype::F32) {
                 Ok(out) => {
                     let name = out

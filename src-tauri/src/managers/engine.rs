@@ -1,6 +1,7 @@
 //! The adapter between the app and the streaming engine (`hark_engine::Engine`): starts it off
-//! the main thread, turns the app's settings into engine settings, feeds long text in pieces,
-//! and turns engine events into UI status. The only file that knows the engine's API.
+//! the main thread, turns the app's settings into engine settings, hands it text (of any
+//! length: the engine reads it as it speaks), and turns engine events into UI status. The only
+//! file that knows the engine's API.
 
 use crate::events;
 use crate::managers::history::HistoryManager;
@@ -10,6 +11,7 @@ use hark_engine::{BackendChoice, Engine, EngineConfig, EngineError, Event, Event
 use hark_voice::Scales;
 use hark_voice::{Voice, VoiceError};
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Manager};
@@ -92,7 +94,7 @@ impl EngineManager {
     }
 
     fn run(&self, generation: u64, settings: &Settings) {
-        let voice = match load_voice(settings.voice.as_deref()) {
+        let voice = match load_voice(&self.overrides.voices_dir, settings.voice.as_deref()) {
             Ok((v, note)) => {
                 if let Some(n) = note {
                     events::notice(&self.app, Level::Warning, &n);
@@ -279,7 +281,7 @@ impl EngineManager {
         })
     }
 
-    /// Speaks `text` (any length: the engine reads it in pieces as it goes).
+    /// Speaks `text` (any length: the engine reads it as it goes).
     pub fn speak(&self, text: String, source: Source, mode: Mode) -> Result<u64, String> {
         if text.trim().is_empty() {
             return Err("There is no text to read.".into());
@@ -289,7 +291,7 @@ impl EngineManager {
         let id = {
             // Held across `speak` so the event thread cannot see the id before it is known.
             let mut u = lock(&self.utterances);
-            let id = submit(&engine, &text, mode);
+            let id = engine.speak(&text, mode);
             if mode == Mode::Interrupt {
                 u.clear();
             }
@@ -378,53 +380,19 @@ impl EngineManager {
     }
 }
 
-/// Text handed to the engine per call: a 10 MB clipboard goes in as a run of appends, so no
-/// stage ever holds or scans the whole text at once.
-const PIECE_BYTES: usize = 16 * 1024;
-
-/// Speaks `text` as one utterance: the first piece with `mode`, the rest appended to it.
-fn submit(engine: &Engine, text: &str, mode: Mode) -> u64 {
-    let end = window_end(text, 0, PIECE_BYTES);
-    let id = engine.speak(&text[..end], mode);
-    let mut start = end;
-    while start < text.len() {
-        let end = window_end(text, start, PIECE_BYTES);
-        engine.append(&text[start..end]);
-        start = end;
-    }
-    id
-}
-
-/// End of the next piece of at most `max` bytes, cut after whitespace when there is some.
-fn window_end(text: &str, start: usize, max: usize) -> usize {
-    if text.len() - start <= max {
-        return text.len();
-    }
-    let mut end = start + max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    match text[start..end].rfind(char::is_whitespace) {
-        Some(i) if i > 0 => {
-            let ws = text[start + i..].chars().next().map_or(1, char::len_utf8);
-            start + i + ws
-        }
-        _ => end,
-    }
-}
-
 /// The chosen voice; if it has gone, the default one with a note saying so.
-fn load_voice(name: Option<&str>) -> Result<(Voice, Option<String>), VoiceError> {
-    match Voice::load(name) {
+fn load_voice(dir: &Path, name: Option<&str>) -> Result<(Voice, Option<String>), VoiceError> {
+    match Voice::load_from(dir, name) {
         Ok(v) => Ok((v, None)),
-        Err(VoiceError::NotFound { wanted, .. }) if name.is_some() => Voice::load(None).map(|v| {
-            (
-                v,
-                Some(format!(
-                    "The voice {wanted:?} is no longer installed; using the default voice."
-                )),
-            )
-        }),
+        Err(VoiceError::NotFound { wanted, .. }) if name.is_some() => Voice::load_from(dir, None)
+            .map(|v| {
+                (
+                    v,
+                    Some(format!(
+                        "The voice {wanted:?} is no longer installed; using the default voice."
+                    )),
+                )
+            }),
         Err(e) => Err(e),
     }
 }
@@ -454,16 +422,6 @@ fn fwd_chars(t: &str, from: usize, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pieces_cut_after_whitespace_and_on_char_boundaries() {
-        let t = "aaaa bbbb cccc";
-        assert_eq!(window_end(t, 0, 7), 5);
-        assert_eq!(window_end(t, 5, 100), t.len());
-        let u = "éééééééé";
-        let e = window_end(u, 0, 5);
-        assert!(u.is_char_boundary(e) && e <= 5 && e > 0);
-    }
 
     #[test]
     fn context_windows_count_chars_not_bytes() {

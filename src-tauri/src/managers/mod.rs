@@ -56,7 +56,7 @@ pub fn sync_autostart(app: &AppHandle, on: bool) {
 
 /// Everything the UI shows, read from every manager.
 pub fn snapshot(app: &AppHandle) -> AppState {
-    let voices = hark_voice::list(&hark_voice::voices_dir())
+    let voices = hark_voice::list(&app.state::<hark_engine::Overrides>().voices_dir)
         .into_iter()
         .map(|v| VoiceEntry {
             name: v.name,

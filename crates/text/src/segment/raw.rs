@@ -1,66 +1,25 @@
-//! Cutting incoming text into the pieces the engine synthesises one at a time.
-//!
-//! Sentences (as the text front-end splits them), with a long first sentence cut at its first
-//! clause boundary so the first audio comes quickly while the clause keeps its prosody.
-//! With normalisation on (the default) this is the text front-end's segmenter
-//! (`hark_text::segment`); `raw` text uses the small splitter below.
+//! Raw-text segments (normalisation off): sentences as espeak-ng would cut them, with a long
+//! first sentence cut at its first clause boundary so the first audio comes quickly while the
+//! clause keeps its prosody.
 
-use hark_text::segment::SegmentOptions;
-use std::ops::Range;
+use super::Segment;
 
-/// How the engine cuts text.
-#[derive(Clone, Debug, Default)]
-pub struct Segmenter {
-    pub normalize: bool,
-    pub options: SegmentOptions,
-}
-
-impl Segmenter {
-    /// Segments of `text`; `first` asks for a short first segment (start of an utterance).
-    pub fn segments(&self, text: &str, first: bool) -> Vec<Segment> {
-        if !self.normalize {
-            return segments(text, first);
-        }
-        let mut opts = self.options.clone();
-        if !first {
-            opts.first_max_chars = opts.max_chars;
-        }
-        hark_text::segment::segments(text, &opts)
-            .into_iter()
-            .map(|s| Segment {
-                range: s.range,
-                text: s.text,
-            })
-            .collect()
-    }
-}
-
-/// A piece to synthesise.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Segment {
-    /// Byte range in the input text; segments tile the text in order.
-    pub range: Range<usize>,
-    /// The text to phonemise.
-    pub text: String,
-}
-
-/// Longest sentence phonemised in one go (as the synchronous engine does).
+/// Longest sentence phonemised in one go.
 const MAX_SENTENCE_CHARS: usize = 2000;
-/// A first sentence longer than this is cut at its first clause boundary.
-const FIRST_MAX_CHARS: usize = 60;
-/// …but not before this many characters, so the first piece still has a natural phrase.
+/// …a first clause is not cut off before this many characters, so it is still a phrase.
 const FIRST_MIN_CHARS: usize = 12;
 
-/// Raw-text segments of `text`; `first` asks for a short first segment.
-pub fn segments(text: &str, first: bool) -> Vec<Segment> {
+/// Raw-text segments of `text`; `first_max_chars`: a first sentence longer than this is cut
+/// at its first clause boundary (`None`: not cut).
+pub(super) fn segments(text: &str, first_max_chars: Option<usize>) -> Vec<Segment> {
     let mut out = Vec::new();
-    for (i, range) in hark_text::split_sentences(text, MAX_SENTENCE_CHARS)
+    for (i, range) in crate::split_sentences(text, MAX_SENTENCE_CHARS)
         .into_iter()
         .enumerate()
     {
-        let cut = (first && i == 0)
-            .then(|| first_clause_end(&text[range.clone()]))
-            .flatten();
+        let cut = first_max_chars
+            .filter(|_| i == 0)
+            .and_then(|max| first_clause_end(&text[range.clone()], max));
         match cut {
             Some(c) => {
                 let mid = range.start + c;
@@ -78,10 +37,11 @@ pub fn segments(text: &str, first: bool) -> Vec<Segment> {
         .collect()
 }
 
-/// Byte offset just after the first clause of a long sentence (after `,` `;` `:` and the
-/// whitespace that follows), or `None` when the sentence is short or has no such boundary.
-fn first_clause_end(sentence: &str) -> Option<usize> {
-    if sentence.chars().count() <= FIRST_MAX_CHARS {
+/// Byte offset just after the first clause of a sentence longer than `max_chars` (after `,`
+/// `;` `:` and the whitespace that follows), or `None` when the sentence is short or has no
+/// such boundary.
+fn first_clause_end(sentence: &str, max_chars: usize) -> Option<usize> {
+    if sentence.chars().count() <= max_chars {
         return None;
     }
     let mut chars = sentence.char_indices().peekable();
@@ -108,10 +68,12 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    const FIRST: Option<usize> = Some(60);
+
     #[test]
     fn long_first_sentence_is_cut_after_its_first_clause() {
         let t = "The quick brown fox jumps over the lazy dog, while the old farmer watches from his porch. Then rain, at last, came.";
-        let s = segments(t, true);
+        let s = segments(t, FIRST);
         assert_eq!(s[0].text, "The quick brown fox jumps over the lazy dog, ");
         assert!(s[1].text.starts_with("while"));
         // Only the first sentence is cut.
@@ -119,21 +81,21 @@ mod tests {
             s.last().map(|x| x.text.as_str()),
             Some("Then rain, at last, came.")
         );
-        assert_eq!(segments(t, false)[0].range, 0..s[1].range.end);
+        assert_eq!(segments(t, None)[0].range, 0..s[1].range.end);
     }
 
     #[test]
     fn short_first_sentence_and_decimals_are_not_cut() {
-        assert_eq!(segments("Hello, world.", true).len(), 1);
+        assert_eq!(segments("Hello, world.", FIRST).len(), 1);
         let t =
             "It costs 1,000 dollars and the whole sentence is rather long without a clause break.";
-        assert_eq!(segments(t, true).len(), 1);
+        assert_eq!(segments(t, FIRST).len(), 1);
     }
 
     proptest! {
         #[test]
         fn segments_tile_the_text_on_word_boundaries(t in "[a-z ,.;:!?\n]{0,200}") {
-            let s = segments(&t, true);
+            let s = segments(&t, FIRST);
             let mut at = 0;
             for seg in &s {
                 prop_assert_eq!(seg.range.start, at);
