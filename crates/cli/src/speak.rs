@@ -50,7 +50,12 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
     if let (None, Some(t)) = (&args.out, &text) {
         return play_streaming(&args, voice, t);
     }
-    let mut synth = Synthesizer::with_engine(voice, args.voice.backend, args.voice.engine)?;
+    let mut synth = Synthesizer::with_engine(
+        voice,
+        args.voice.backend,
+        args.voice.engine,
+        &crate::overrides().gpu,
+    )?;
     args.voice.apply(&mut synth.scales)?;
     synth.seed = args.voice.seed;
     synth.normalize = !args.voice.raw;

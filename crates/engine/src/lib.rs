@@ -14,6 +14,7 @@ pub mod steps;
 mod worker;
 
 pub use api::{Engine, EngineConfig, Event, Events, Mode, Settings, Stats, UtteranceId};
+pub use hark_model::gpu::GpuOptions;
 pub use hark_model::gpu::persist::GpuEngine;
 pub use output::Output;
 pub use overrides::Overrides;
@@ -70,22 +71,25 @@ pub enum EngineError {
 pub fn make_backend(
     choice: BackendChoice,
     voice: &Arc<Voice>,
+    gpu: &GpuOptions,
 ) -> Result<Box<dyn Backend>, EngineError> {
-    make_backend_with(choice, GpuEngine::Auto, voice)
+    make_backend_with(choice, GpuEngine::Auto, voice, gpu)
 }
 
-/// The backend for `choice`, with `engine` picking how the CUDA backend runs.
+/// The backend for `choice`, with `engine` picking how the CUDA backend runs and `gpu` its
+/// switches.
 pub fn make_backend_with(
     choice: BackendChoice,
     engine: GpuEngine,
     voice: &Arc<Voice>,
+    gpu: &GpuOptions,
 ) -> Result<Box<dyn Backend>, EngineError> {
     let cpu = || -> Box<dyn Backend> { Box::new(CpuBackend::new(Arc::clone(voice))) };
     match choice {
         BackendChoice::Cpu => Ok(cpu()),
-        BackendChoice::Cuda => cuda_backend(voice, Some(Arc::clone(voice)), engine)
+        BackendChoice::Cuda => cuda_backend(voice, Some(Arc::clone(voice)), engine, gpu)
             .map_err(|e| EngineError::CudaUnavailable(e.to_string())),
-        BackendChoice::Auto => match cuda_backend(voice, Some(Arc::clone(voice)), engine) {
+        BackendChoice::Auto => match cuda_backend(voice, Some(Arc::clone(voice)), engine, gpu) {
             Ok(b) => Ok(b),
             Err(e) => {
                 tracing::warn!("{e}; using the CPU backend");
@@ -102,8 +106,9 @@ pub fn cuda_backend(
     voice: &Voice,
     cpu_voice: Option<Arc<Voice>>,
     engine: GpuEngine,
+    gpu: &GpuOptions,
 ) -> Result<Box<dyn Backend>, GpuError> {
-    let graph = CudaBackend::new(voice)?;
+    let graph = CudaBackend::new(voice, gpu)?;
     match choice::resolve(engine, &graph.model.gpu.name) {
         GpuEngine::Persistent => Ok(Box::new(PersistentBackend::from_graph(graph, cpu_voice))),
         _ => Ok(Box::new(graph)),
@@ -129,24 +134,26 @@ pub struct Synthesizer {
 }
 
 impl Synthesizer {
+    /// With the default CUDA engine and switches.
     pub fn new(voice: Voice, backend: BackendChoice) -> Result<Self, EngineError> {
-        Self::with_engine(voice, backend, GpuEngine::Auto)
+        Self::with_engine(voice, backend, GpuEngine::Auto, &GpuOptions::default())
     }
 
-    /// As `new`, with `engine` picking how the CUDA backend runs.
+    /// As `new`, with `engine` picking how the CUDA backend runs and `gpu` its switches.
     pub fn with_engine(
         voice: Voice,
         backend: BackendChoice,
         engine: GpuEngine,
+        gpu: &GpuOptions,
     ) -> Result<Self, EngineError> {
         // No CPU hand-over inside the backend: this synthesiser's errors go to its caller.
         let cuda = match backend {
             BackendChoice::Cpu => None,
             BackendChoice::Cuda => Some(
-                cuda_backend(&voice, None, engine)
+                cuda_backend(&voice, None, engine, gpu)
                     .map_err(|e| EngineError::CudaUnavailable(e.to_string()))?,
             ),
-            BackendChoice::Auto => match cuda_backend(&voice, None, engine) {
+            BackendChoice::Auto => match cuda_backend(&voice, None, engine, gpu) {
                 Ok(b) => Some(b),
                 Err(e) => {
                     tracing::warn!("{e}; using the CPU backend");
