@@ -948,37 +948,23 @@ fn chunk_rows<B: hark_model::backend::Backend>(
 
 // ---- The families, one test each (scripts/cuda/run.sh picks them by name)
 
-#[test]
-fn encoder() {
-    run(Family::Encoder, Weighting::Random(1));
+macro_rules! families {
+    ($($test:ident: $family:ident on $weighting:expr;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                run(Family::$family, $weighting);
+            }
+        )*
+    };
 }
 
-#[test]
-fn durations() {
-    run(Family::Durations, Weighting::Random(3));
-}
-
-#[test]
-fn prior() {
-    run(Family::Prior, Weighting::Random(9));
-}
-
-#[test]
-fn flow() {
-    run(Family::Flow, Weighting::Random(5));
-}
-
-#[test]
-fn decoder() {
-    run(Family::Decoder, Weighting::Random(7));
-}
-
-#[test]
-fn chunk_on_random_weights() {
-    run(Family::Chunk, Weighting::Random(21));
-}
-
-#[test]
-fn chunk_on_the_voice() {
-    run(Family::Chunk, Weighting::Voice);
+families! {
+    encoder: Encoder on Weighting::Random(1);
+    durations: Durations on Weighting::Random(3);
+    prior: Prior on Weighting::Random(9);
+    flow: Flow on Weighting::Random(5);
+    decoder: Decoder on Weighting::Random(7);
+    chunk_on_random_weights: Chunk on Weighting::Random(21);
+    chunk_on_the_voice: Chunk on Weighting::Voice;
 }

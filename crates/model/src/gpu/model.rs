@@ -10,6 +10,7 @@ use super::modules::Modules;
 use super::options::GpuOptions;
 use super::persist::session::PersistentKernels;
 use super::registry::Module;
+use super::stages::Launch;
 use super::stages::decoder::{self, Decoder, StageGeom};
 use super::stages::duration::{self, Duration};
 use super::stages::encoder::{self, Encoder};
@@ -252,8 +253,7 @@ impl GpuModel {
         let b = &self.front.enc;
         self.gpu.htod_async(p(&b.ids), &ids32)?;
         // The copy reads `ids32` later: wait for it before the vector goes away.
-        self.enc
-            .launch(&self.gpu, &self.dims, &self.w, b, self.bar.ptr, t)?;
+        self.enc.launch(&self.launch(), b, t)?;
         self.mark("encoder")?;
         Ok(())
     }
@@ -266,16 +266,8 @@ impl GpuModel {
         let t = noise.len() / 2;
         let f = &self.front;
         self.gpu.htod_async(p(&f.dur.z2), noise)?;
-        self.dur.launch(
-            &self.gpu,
-            &self.dims,
-            &self.w,
-            p(&f.enc.x),
-            &f.dur,
-            self.bar.ptr,
-            t,
-            length_scale,
-        )?;
+        self.dur
+            .launch(&self.launch(), p(&f.enc.x), &f.dur, t, length_scale)?;
         self.mark("duration predictor")?;
         if self.dur_host.len() < t {
             self.dur_host = self.gpu.alloc_pinned(t.next_power_of_two())?;
@@ -440,16 +432,8 @@ impl GpuModel {
             eps: p(&self.eps),
             prm: self.prm.ptr,
         };
-        self.flow.launch(
-            &self.gpu,
-            &self.dims,
-            &self.w,
-            &self.win.flow,
-            &prior,
-            self.bar.ptr,
-            n,
-            from_prior,
-        )
+        self.flow
+            .launch(&self.launch(), &self.win.flow, &prior, n, from_prior)
     }
 
     /// Decoder over the window's z [C, n]; writes samples [a, a + count) to `out`.
@@ -461,9 +445,7 @@ impl GpuModel {
         slot: usize,
     ) -> Result<(), GpuError> {
         self.dec.launch(
-            &self.gpu,
-            &self.dims,
-            &self.w,
+            &self.launch(),
             &self.geoms,
             &self.win.dec,
             p(&self.win.flow.z),
@@ -472,6 +454,16 @@ impl GpuModel {
             count,
             slot,
         )
+    }
+
+    /// What the stages' launches read.
+    fn launch(&self) -> Launch<'_> {
+        Launch {
+            gpu: &self.gpu,
+            dims: &self.dims,
+            w: &self.w,
+            bar: self.bar.ptr,
+        }
     }
 
     /// Device address of chunk output buffer `slot` (0 or 1).

@@ -157,91 +157,26 @@ const fn k(entry: Entry, name: &'static str, module: Module, smem: Smem, role: R
 }
 
 /// Every entry point, in [`Entry`] order.
+#[rustfmt::skip]
 pub static KERNELS: [KernelDef; 13] = {
     use Entry as E;
     use Module as M;
     use Role::*;
     use Smem::*;
     [
-        k(E::EncEmbed, "enc_embed", M::Encoder, Fixed(0), Stage),
-        k(
-            E::EncAttn,
-            "enc_attn",
-            M::Encoder,
-            Fixed(encoder::ATTN_SMEM),
-            Stage,
-        ),
-        k(
-            E::EncFfn,
-            "enc_ffn",
-            M::Encoder,
-            Dims(encoder::ffn_smem),
-            Stage,
-        ),
-        k(E::Sdp, "sdp", M::Duration, Dims(duration::sdp_smem), Stage),
-        k(
-            E::FlowCoop,
-            "flow_coop",
-            M::Flow,
-            Dims(flow::flow_smem),
-            Stage,
-        ),
-        k(
-            E::FlowConvProbe,
-            "flow_conv_probe",
-            M::Flow,
-            Fixed(PROBE_SMEM),
-            Probe,
-        ),
-        k(
-            E::DecConv,
-            "dec_conv",
-            M::Decoder,
-            Dims(decoder::conv_smem),
-            Stage,
-        ),
-        k(
-            E::DecUp,
-            "dec_up",
-            M::Decoder,
-            Dims(decoder::up_smem),
-            Stage,
-        ),
-        k(
-            E::DecRb,
-            "dec_rb",
-            M::Decoder,
-            Dims(decoder::rb_smem),
-            Stage,
-        ),
-        k(
-            E::DecPost,
-            "dec_post",
-            M::Decoder,
-            Dims(decoder::post_smem),
-            Stage,
-        ),
-        k(
-            E::ConvProbe,
-            "conv_probe",
-            M::Decoder,
-            Fixed(PROBE_SMEM),
-            Probe,
-        ),
-        k(
-            E::Persistent,
-            "persistent",
-            M::Persistent,
-            Dims(persistent_smem),
-            Engine,
-        ),
-        k(
-            E::BarrierProbe,
-            "barrier_probe",
-            M::Persistent,
-            Dims(persistent_smem),
-            Probe,
-        ),
+        k(E::EncEmbed,      "enc_embed",       M::Encoder,    Fixed(0),                  Stage),
+        k(E::EncAttn,       "enc_attn",        M::Encoder,    Fixed(encoder::ATTN_SMEM), Stage),
+        k(E::EncFfn,        "enc_ffn",         M::Encoder,    Dims(encoder::ffn_smem),   Stage),
+        k(E::Sdp,           "sdp",             M::Duration,   Dims(duration::sdp_smem),  Stage),
+        k(E::FlowCoop,      "flow_coop",       M::Flow,       Dims(flow::flow_smem),     Stage),
+        k(E::FlowConvProbe, "flow_conv_probe", M::Flow,       Fixed(PROBE_SMEM),         Probe),
+        k(E::DecConv,       "dec_conv",        M::Decoder,    Dims(decoder::conv_smem),  Stage),
+        k(E::DecUp,         "dec_up",          M::Decoder,    Dims(decoder::up_smem),    Stage),
+        k(E::DecRb,         "dec_rb",          M::Decoder,    Dims(decoder::rb_smem),    Stage),
+        k(E::DecPost,       "dec_post",        M::Decoder,    Dims(decoder::post_smem),  Stage),
+        k(E::ConvProbe,     "conv_probe",      M::Decoder,    Fixed(PROBE_SMEM),         Probe),
+        k(E::Persistent,    "persistent",      M::Persistent, Dims(persistent_smem),     Engine),
+        k(E::BarrierProbe,  "barrier_probe",   M::Persistent, Dims(persistent_smem),     Probe),
     ]
 };
 

@@ -3,12 +3,12 @@
 //! averaged by the next stage's input), and `dec_post` (LeakyReLU, conv_post, tanh) writing
 //! the window's samples.
 
+use super::Launch;
 use crate::gpu::GpuError;
 use crate::gpu::device::{Arg, DBuf, Gpu, Kernel};
 use crate::gpu::model::p;
 use crate::gpu::modules::Modules;
 use crate::gpu::registry::Entry;
-use crate::gpu::weights::GpuWeights;
 use hark_voice::ModelDims;
 
 /// Largest dynamic shared memory a resblock block may use.
@@ -140,9 +140,7 @@ impl Decoder {
     #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
-        g: &Gpu,
-        d: &ModelDims,
-        w: &GpuWeights,
+        l: &Launch,
         geoms: &[StageGeom],
         b: &Buffers,
         z: u64,
@@ -151,6 +149,7 @@ impl Decoder {
         count: usize,
         slot: usize,
     ) -> Result<(), GpuError> {
+        let (g, d, w) = (l.gpu, l.dims, l.w);
         let up0 = d.upsample_initial_channel;
         g.launch(
             &self.conv,

@@ -1,12 +1,12 @@
 //! The stochastic duration predictor (`kernels/duration.cu`): one cooperative `sdp` launch
 //! from the encoder's x and the noise z [2, T] to logw, the durations and the frame offsets.
 
+use super::{Launch, words};
 use crate::gpu::GpuError;
 use crate::gpu::device::{Arg, DBuf, Gpu, Kernel};
 use crate::gpu::model::p;
 use crate::gpu::modules::Modules;
 use crate::gpu::registry::Entry;
-use crate::gpu::weights::GpuWeights;
 use hark_voice::ModelDims;
 
 pub(crate) fn sdp_smem(d: &ModelDims) -> usize {
@@ -32,16 +32,15 @@ pub(crate) struct Buffers {
 
 impl Buffers {
     pub fn alloc(g: &Gpu, d: &ModelDims, cap: usize) -> Result<Self, GpuError> {
-        let f4 = |n: usize| g.alloc(n * 4).map(Some);
         let dpf = d.dp_filter_channels;
         Ok(Self {
-            a: f4(dpf * cap)?,
-            b: f4(dpf * cap)?,
-            g: f4(dpf * cap)?,
-            z2: f4(2 * cap)?,
-            logw: f4(cap)?,
-            dur: f4(cap)?,
-            off: f4(cap + 1)?,
+            a: words(g, dpf * cap)?,
+            b: words(g, dpf * cap)?,
+            g: words(g, dpf * cap)?,
+            z2: words(g, 2 * cap)?,
+            logw: words(g, cap)?,
+            dur: words(g, cap)?,
+            off: words(g, cap + 1)?,
         })
     }
 }
@@ -59,18 +58,15 @@ impl Duration {
 
     /// Queues the predictor over the encoder output `x` [H, t] and the noise already in
     /// `b.z2`.
-    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
-        g: &Gpu,
-        d: &ModelDims,
-        w: &GpuWeights,
+        l: &Launch,
         x: u64,
         b: &Buffers,
-        bar: u64,
         t: usize,
         length_scale: f32,
     ) -> Result<(), GpuError> {
+        let (g, d, w, bar) = (l.gpu, l.dims, l.w, l.bar);
         let items = t.div_ceil(32) * d.dp_filter_channels.div_ceil(64);
         g.launch(
             &self.sdp,

@@ -3,12 +3,12 @@
 //! launch) and `enc_ffn` (the feed-forward block; the last layer also projects to m_p and
 //! logs_p).
 
+use super::{Launch, words};
 use crate::gpu::GpuError;
 use crate::gpu::device::{Arg, DBuf, Gpu, Kernel};
 use crate::gpu::model::p;
 use crate::gpu::modules::Modules;
 use crate::gpu::registry::Entry;
-use crate::gpu::weights::GpuWeights;
 use hark_voice::ModelDims;
 
 /// Dynamic shared memory of the attention kernel; bounds the tokens per utterance.
@@ -38,15 +38,14 @@ pub(crate) struct Buffers {
 
 impl Buffers {
     pub fn alloc(g: &Gpu, d: &ModelDims, cap: usize) -> Result<Self, GpuError> {
-        let f4 = |n: usize| g.alloc(n * 4).map(Some);
         let (h, c) = (d.hidden_channels, d.inter_channels);
         Ok(Self {
-            ids: f4(cap)?,
-            x: f4(h * cap)?,
-            qkv: f4(3 * h * cap)?,
-            hbuf: f4(d.filter_channels * cap)?,
-            m_p: f4(c * cap)?,
-            logs_p: f4(c * cap)?,
+            ids: words(g, cap)?,
+            x: words(g, h * cap)?,
+            qkv: words(g, 3 * h * cap)?,
+            hbuf: words(g, d.filter_channels * cap)?,
+            m_p: words(g, c * cap)?,
+            logs_p: words(g, c * cap)?,
         })
     }
 }
@@ -66,16 +65,9 @@ impl Encoder {
         })
     }
 
-    /// Queues the encoder over the `t` ids already in `b.ids`; `bar` is the grid barrier.
-    pub fn launch(
-        &self,
-        g: &Gpu,
-        d: &ModelDims,
-        w: &GpuWeights,
-        b: &Buffers,
-        bar: u64,
-        t: usize,
-    ) -> Result<(), GpuError> {
+    /// Queues the encoder over the `t` ids already in `b.ids`.
+    pub fn launch(&self, l: &Launch, b: &Buffers, t: usize) -> Result<(), GpuError> {
+        let (g, d, w, bar) = (l.gpu, l.dims, l.w, l.bar);
         let h = d.hidden_channels;
         g.launch(
             &self.embed,

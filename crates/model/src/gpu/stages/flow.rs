@@ -3,12 +3,12 @@
 //! logs_p per token, the frame offsets and the noise), so expansion and z_p never exist as
 //! tensors.
 
+use super::{Launch, words};
 use crate::gpu::GpuError;
 use crate::gpu::device::{Arg, DBuf, Gpu, Kernel};
 use crate::gpu::model::p;
 use crate::gpu::modules::Modules;
 use crate::gpu::registry::Entry;
-use crate::gpu::weights::GpuWeights;
 use hark_voice::ModelDims;
 
 /// Gate items (FA_TC = 8 columns + halo, 64 rows) or 16-column tiles stored with a row stride
@@ -34,13 +34,12 @@ pub(crate) struct Buffers {
 
 impl Buffers {
     pub fn alloc(g: &Gpu, d: &ModelDims, cap: usize) -> Result<Self, GpuError> {
-        let f4 = |n: usize| g.alloc(n * 4).map(Some);
         let h = d.hidden_channels;
         Ok(Self {
-            z: f4(d.inter_channels * cap)?,
-            h: [f4(h * cap)?, f4(h * cap)?],
-            acts: f4(h * cap)?,
-            skip: f4(h * cap)?,
+            z: words(g, d.inter_channels * cap)?,
+            h: [words(g, h * cap)?, words(g, h * cap)?],
+            acts: words(g, h * cap)?,
+            skip: words(g, h * cap)?,
         })
     }
 }
@@ -68,18 +67,15 @@ impl Flow {
 
     /// Queues the flow over a window of `n` frames. With `from_prior` the first coupling
     /// builds z_p from `prior`; otherwise `b.z` already holds z_p (tests).
-    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
-        g: &Gpu,
-        d: &ModelDims,
-        w: &GpuWeights,
+        l: &Launch,
         b: &Buffers,
         prior: &Prior,
-        bar: u64,
         n: usize,
         from_prior: bool,
     ) -> Result<(), GpuError> {
+        let (g, d, w, bar) = (l.gpu, l.dims, l.w, l.bar);
         let groups = d.hidden_channels / 32;
         let items = (n.div_ceil(8) * groups).max(n.div_ceil(16) * 6);
         g.launch(

@@ -8,3 +8,22 @@ pub mod decoder;
 pub mod duration;
 pub mod encoder;
 pub mod flow;
+
+use super::GpuError;
+use super::device::{DBuf, Gpu};
+use super::weights::GpuWeights;
+use hark_voice::ModelDims;
+
+/// What every stage's launch reads: the device, the voice's dimensions, its weights on the
+/// device, and the grid barrier of the cooperative launches.
+pub(crate) struct Launch<'a> {
+    pub gpu: &'a Gpu,
+    pub dims: &'a ModelDims,
+    pub w: &'a GpuWeights,
+    pub bar: u64,
+}
+
+/// A zeroed device buffer of `n` 4-byte values (f32 or i32).
+pub(crate) fn words(g: &Gpu, n: usize) -> Result<Option<DBuf>, GpuError> {
+    g.alloc(n * 4).map(Some)
+}
