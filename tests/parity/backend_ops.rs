@@ -288,6 +288,20 @@ impl On {
         f16: false,
     };
 
+    fn graphs(f16: bool) -> On {
+        On {
+            kind: Kind::Graphs,
+            f16,
+        }
+    }
+
+    fn persistent(f16: bool) -> On {
+        On {
+            kind: Kind::Persistent,
+            f16,
+        }
+    }
+
     fn name(self) -> String {
         let p = if self.f16 { "f16" } else { "f32" };
         match self.kind {
@@ -494,20 +508,13 @@ fn run(family: Family, weighting: Weighting) {
                     out
                 })
                 .collect();
-            let pk = On {
-                kind: Kind::Persistent,
-                f16: opts.f16(),
-            };
             r.note(
                 "every case",
-                pk,
+                On::persistent(opts.f16()),
                 "not supported: the kernel runs stages only inside a job",
             );
             if gpu {
-                let on = On {
-                    kind: Kind::Graphs,
-                    f16: opts.f16(),
-                };
+                let on = On::graphs(opts.f16());
                 let mut g = GpuModel::new(t.weights(), t.dims(), &opts).expect("GPU model");
                 for (c, want) in t.cases.iter().zip(&refs) {
                     // The first launch of a shape pays for allocations: not timed.
@@ -841,12 +848,9 @@ fn run_chunks(t: &Cases, r: &mut Report, gpu: bool) {
         let mut graph =
             CudaBackend::from_model(GpuModel::new(t.weights(), t.dims(), &o).expect("GPU model"))
                 .expect("CUDA backend");
-        let on = On {
-            kind: Kind::Graphs,
-            f16,
-        };
+        let on = On::graphs(f16);
         r.note(
-            "",
+            "start-up",
             on,
             &format!("{} ready in {:.0} ms", graph.name(), ms(t0)),
         );
@@ -855,19 +859,16 @@ fn run_chunks(t: &Cases, r: &mut Report, gpu: bool) {
             continue;
         }
         let mut pk = PersistentBackend::from_graph(graph, None);
-        let on = On {
-            kind: Kind::Persistent,
-            f16,
-        };
+        let on = On::persistent(f16);
         if !pk.is_persistent() {
             r.fail(
-                "",
+                "start-up",
                 on,
                 &format!("the kernel did not start: {:?}", pk.fallback),
             );
             continue;
         }
-        r.note("", on, &format!("{} blocks", pk.blocks()));
+        r.note("start-up", on, &format!("{} blocks", pk.blocks()));
         chunk_rows(t, r, on, &mut pk, &refs, Some(&|b| b.on_persistent_path()));
     }
 }
