@@ -61,7 +61,12 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
 }
 
 fn write_file(args: &SpeakArgs, voice: Voice, input: Input, path: &Path) -> anyhow::Result<()> {
-    let mut synth = Synthesizer::with_engine(voice, args.voice.backend, args.voice.engine)?;
+    let mut synth = Synthesizer::with_engine(
+        voice,
+        args.voice.backend,
+        args.voice.engine,
+        &crate::overrides().gpu,
+    )?;
     args.voice.apply(&mut synth.scales)?;
     synth.seed = args.voice.seed;
     // A file has no onset to protect: keep whole sentences, so prosody (and the samples) are

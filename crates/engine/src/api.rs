@@ -12,7 +12,7 @@ use super::producer::{self, Job, JobInput};
 use super::queue::BoundedQueue;
 use super::steps::StepMode;
 use super::worker::{self, Cmd, Item};
-use super::{BackendChoice, EngineError, GpuEngine};
+use super::{BackendChoice, EngineError, GpuEngine, GpuOptions};
 use crate::output::Output;
 use hark_voice::Scales;
 use hark_voice::Voice;
@@ -67,6 +67,8 @@ pub struct EngineConfig {
     /// How the CUDA backend runs: graphs, the persistent kernel, or Auto (the engine that
     /// measured faster for onset on this GPU, else graphs).
     pub gpu_engine: GpuEngine,
+    /// The CUDA backend's switches (binaries: from the `HARK_*` overrides).
+    pub gpu: GpuOptions,
     /// Where the audio goes (default: nowhere; `hark_audio::device` plays it).
     pub output: Output,
     pub settings: Settings,
@@ -94,6 +96,7 @@ impl EngineConfig {
             voice,
             backend: BackendChoice::Auto,
             gpu_engine: GpuEngine::Auto,
+            gpu: GpuOptions::default(),
             output: Output::None,
             settings,
             emit_chunks: false,
@@ -107,6 +110,7 @@ impl EngineConfig {
     /// Applies the `HARK_*` overrides a binary read at start.
     pub fn with_overrides(mut self, o: &crate::Overrides) -> Self {
         self.warm_up &= o.warm_up;
+        self.gpu = o.gpu;
         self
     }
 }
@@ -240,6 +244,7 @@ impl Engine {
                 voice: Arc::clone(&config.voice),
                 backend: config.backend,
                 engine: config.gpu_engine,
+                gpu: config.gpu,
                 output: config.output,
                 settings: config.settings,
                 emit_chunks: config.emit_chunks,

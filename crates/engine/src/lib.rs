@@ -20,6 +20,7 @@ mod synth;
 mod worker;
 
 pub use api::{Engine, EngineConfig, Event, Events, Mode, Settings, Stats, UtteranceId};
+pub use hark_model::gpu::GpuOptions;
 pub use hark_model::gpu::persist::GpuEngine;
 pub use output::Output;
 pub use overrides::Overrides;
@@ -68,7 +69,8 @@ pub enum EngineError {
     Sink(String),
 }
 
-/// The backend for `choice`, with `engine` picking how the CUDA backend runs: the one backend
+/// The backend for `choice`, with `engine` picking how the CUDA backend runs and `gpu` its
+/// switches: the one backend
 /// factory of both synthesis paths. `Auto` takes the GPU when one works, else the CPU (the
 /// normal case on a machine without one, logged at info level); `Cuda` is an error without
 /// one. The streaming engine calls it on its engine thread, which then owns the backend.
@@ -76,14 +78,14 @@ pub fn make_backend(
     choice: BackendChoice,
     engine: GpuEngine,
     voice: &Arc<Voice>,
+    gpu: &GpuOptions,
 ) -> Result<Box<dyn Backend>, EngineError> {
     let cpu = || -> Box<dyn Backend> { Box::new(CpuBackend::new(Arc::clone(voice))) };
     match choice {
         BackendChoice::Cpu => Ok(cpu()),
-        BackendChoice::Cuda => {
-            cuda_backend(voice, engine).map_err(|e| EngineError::CudaUnavailable(e.to_string()))
-        }
-        BackendChoice::Auto => match cuda_backend(voice, engine) {
+        BackendChoice::Cuda => cuda_backend(voice, engine, gpu)
+            .map_err(|e| EngineError::CudaUnavailable(e.to_string())),
+        BackendChoice::Auto => match cuda_backend(voice, engine, gpu) {
             Ok(b) => Ok(b),
             Err(e) => {
                 tracing::info!("{e}; using the CPU backend");
@@ -96,8 +98,12 @@ pub fn make_backend(
 /// The CUDA backend running `engine` (Auto: the cached calibration's pick, else graphs).
 /// A persistent kernel that cannot start leaves the graph path speaking (logged); one that
 /// hangs later hands over to the CPU.
-pub fn cuda_backend(voice: &Arc<Voice>, engine: GpuEngine) -> Result<Box<dyn Backend>, GpuError> {
-    let graph = CudaBackend::new(voice)?;
+pub fn cuda_backend(
+    voice: &Arc<Voice>,
+    engine: GpuEngine,
+    gpu: &GpuOptions,
+) -> Result<Box<dyn Backend>, GpuError> {
+    let graph = CudaBackend::new(voice, gpu)?;
     match choice::resolve(engine, &graph.model.gpu.name) {
         GpuEngine::Persistent => Ok(Box::new(PersistentBackend::from_graph(
             graph,

@@ -3,7 +3,7 @@
 //! `decode(0, frames)`), so the samples are exactly what Piper makes of it.
 
 use super::phonemise::{self, Input};
-use super::{BackendChoice, EngineError, GpuEngine, make_backend};
+use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
 use hark_model::backend::Backend;
 use hark_text::segment::Segmenter;
 use hark_voice::{Scales, Voice};
@@ -28,18 +28,20 @@ pub struct Synthesizer {
 }
 
 impl Synthesizer {
+    /// With the default CUDA engine and switches.
     pub fn new(voice: impl Into<Arc<Voice>>, backend: BackendChoice) -> Result<Self, EngineError> {
-        Self::with_engine(voice, backend, GpuEngine::Auto)
+        Self::with_engine(voice, backend, GpuEngine::Auto, &GpuOptions::default())
     }
 
-    /// As `new`, with `engine` picking how the CUDA backend runs.
+    /// As `new`, with `engine` picking how the CUDA backend runs and `gpu` its switches.
     pub fn with_engine(
         voice: impl Into<Arc<Voice>>,
         backend: BackendChoice,
         engine: GpuEngine,
+        gpu: &GpuOptions,
     ) -> Result<Self, EngineError> {
         let voice = voice.into();
-        let backend = make_backend(backend, engine, &voice)?;
+        let backend = make_backend(backend, engine, &voice, gpu)?;
         Ok(Self {
             scales: voice.config.inference,
             seed: 0,

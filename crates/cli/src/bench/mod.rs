@@ -188,7 +188,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
-    let mut synth = Synthesizer::new(voice, args.backend)?;
+    let mut synth = Synthesizer::with_engine(
+        voice,
+        args.backend,
+        GpuEngine::Auto,
+        &crate::overrides().gpu,
+    )?;
     let rate = synth.voice().config.sample_rate as f64;
     let mut speak = |text: &str| -> anyhow::Result<usize> {
         let mut samples = 0;
