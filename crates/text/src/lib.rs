@@ -5,9 +5,10 @@ pub mod espeak;
 pub mod normalize;
 pub mod phonemes;
 pub mod segment;
+mod words;
 
 pub use espeak::espeak_version;
-pub use phonemes::{Sentence, phoneme_ids, phonemize, split_sentences, text_to_ids};
+pub use phonemes::{Sentence, Word, phoneme_ids, phonemize, split_sentences, text_to_ids};
 
 /// Errors of the text front-end. Messages never contain the user's text.
 #[derive(Debug, Clone, thiserror::Error)]

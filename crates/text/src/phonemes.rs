@@ -23,6 +23,20 @@ pub struct Sentence {
     pub phonemes: String,
     /// `^ _ (id _)… $`.
     pub ids: Vec<i64>,
+    /// The sentence's words in order, each with the ids that say it.
+    pub words: Vec<Word>,
+}
+
+/// One word of a sentence and the phoneme ids that say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// Byte range in the input text.
+    pub text: Range<usize>,
+    /// Range of [`Sentence::ids`]: from the word's first phoneme (its stress mark included)
+    /// to the pad after its last; the space and pad between words, the sentence's start and
+    /// its final punctuation belong to no word. Empty (at the next word's start) for a word
+    /// that espeak-ng says nothing for. In order, never overlapping.
+    pub ids: Range<usize>,
 }
 
 /// A phonemised sentence before the id lookup.
@@ -30,6 +44,10 @@ pub struct Sentence {
 struct SentencePhonemes {
     range: Range<usize>,
     phonemes: Vec<char>,
+    /// Per phoneme: the word (index into `words`) it says, if any.
+    labels: Vec<Option<usize>>,
+    /// Byte ranges of the sentence's words in the text.
+    words: Vec<Range<usize>>,
 }
 
 /// Replace characters espeak must not see by spaces of the same UTF-8 length, so that byte
@@ -76,8 +94,51 @@ fn kept_from_espeak(c: char) -> bool {
         && !GREEK_OR_CYRILLIC_LETTER.is_match(c.encode_utf8(&mut [0; 4]))
 }
 
-/// Run espeak over `text` and group its clauses into sentences, like piper-phonemize.
-fn phonemize_ranges(text: &str, espeak_voice: &str) -> Result<Vec<SentencePhonemes>, TextError> {
+/// A clause's IPA as it goes into a sentence: NFD, with espeak's `(lang)` switch flags
+/// removed.
+fn clause_ipa(ipa: &str) -> Vec<char> {
+    let mut out = Vec::with_capacity(ipa.len());
+    let mut in_flag = false;
+    for c in ipa.nfd() {
+        if in_flag {
+            if c == ')' {
+                in_flag = false;
+            }
+        } else if c == '(' {
+            in_flag = true;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `word` phonemised by itself (its clauses' IPA, space-separated), for matching with the
+/// IPA of the clause it is in.
+fn word_alone(word: &str, espeak_voice: &str) -> Vec<char> {
+    super::words::alone(espeak_voice, word, |w| {
+        let raw = Espeak::lock().and_then(|mut e| {
+            e.set_voice(espeak_voice)?;
+            e.clauses(w)
+        });
+        let mut out = Vec::new();
+        for rc in raw.unwrap_or_default() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.extend(clause_ipa(&rc.ipa));
+        }
+        out
+    })
+}
+
+/// Run espeak over `text` and group its clauses into sentences, like piper-phonemize; with
+/// `words`, also which phonemes say which word.
+fn phonemize_ranges(
+    text: &str,
+    espeak_voice: &str,
+    words: bool,
+) -> Result<Vec<SentencePhonemes>, TextError> {
     let clean = sanitise(text);
     if clean.trim().is_empty() {
         return Ok(Vec::new());
@@ -127,21 +188,29 @@ fn phonemize_ranges(text: &str, espeak_voice: &str) -> Result<Vec<SentencePhonem
         let sentence = current.get_or_insert_with(|| SentencePhonemes {
             range: clause_start..clause_start,
             phonemes: Vec::new(),
+            labels: Vec::new(),
+            words: Vec::new(),
         });
         sentence.range.end = clause_end.max(sentence.range.start);
-        let mut in_flag = false;
-        for c in rc.ipa.nfd() {
-            if in_flag {
-                if c == ')' {
-                    in_flag = false;
-                }
-            } else if c == '(' {
-                in_flag = true;
-            } else {
-                sentence.phonemes.push(c);
-            }
+        let ipa = clause_ipa(&rc.ipa);
+        if words {
+            let found =
+                super::words::text_words(&clean, clause_start..clause_end.max(clause_start));
+            let base = sentence.words.len();
+            let labels = super::words::label(&ipa, found.len(), |k| {
+                word_alone(&clean[found[k].clone()], espeak_voice)
+            });
+            sentence
+                .labels
+                .extend(labels.into_iter().map(|l| l.map(|k| base + k)));
+            sentence.words.extend(found);
         }
+        sentence.phonemes.extend(ipa);
         sentence.phonemes.extend(term.append.chars());
+        if words {
+            let n = sentence.phonemes.len();
+            sentence.labels.resize(n, None);
+        }
         if term.sentence_end {
             sentences.extend(current.take());
         }
@@ -171,7 +240,7 @@ fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
 /// `piper_phonemize.phonemize_espeak(text, voice)` does, except that sentences with no
 /// phonemes at all are left out (so empty or whitespace-only text gives no sentences).
 pub fn phonemize(text: &str, espeak_voice: &str) -> Result<Vec<Vec<char>>, TextError> {
-    Ok(phonemize_ranges(text, espeak_voice)?
+    Ok(phonemize_ranges(text, espeak_voice, false)?
         .into_iter()
         .map(|s| s.phonemes)
         .collect())
@@ -182,6 +251,16 @@ pub fn phonemize(text: &str, espeak_voice: &str) -> Result<Vec<Vec<char>>, TextE
 /// Symbols missing from the map are dropped (with a warning naming only the symbol) and
 /// returned, each once, in order of first appearance.
 pub fn phoneme_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> (Vec<i64>, Vec<char>) {
+    let (ids, missing, _) = phoneme_ids_at(phonemes, map);
+    (ids, missing)
+}
+
+/// [`phoneme_ids`], and for each phoneme the range of ids it became (its ids and the pad
+/// after them; `None` when it was dropped).
+fn phoneme_ids_at(
+    phonemes: &[char],
+    map: &BTreeMap<String, Vec<i64>>,
+) -> (Vec<i64>, Vec<char>, Vec<Option<Range<usize>>>) {
     fn lookup(map: &BTreeMap<String, Vec<i64>>, c: char) -> Option<&[i64]> {
         let mut buf = [0u8; 4];
         map.get(&*c.encode_utf8(&mut buf)).map(Vec::as_slice)
@@ -204,15 +283,19 @@ pub fn phoneme_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> (Vec<
     let eos = special('$');
 
     let mut ids = Vec::with_capacity(2 * phonemes.len() + 3);
+    let mut at = Vec::with_capacity(phonemes.len());
     ids.extend_from_slice(bos);
     ids.extend_from_slice(pad);
     for &p in phonemes {
         match lookup(map, p) {
             Some(v) => {
+                let start = ids.len();
                 ids.extend_from_slice(v);
                 ids.extend_from_slice(pad);
+                at.push(Some(start..ids.len()));
             }
             None => {
+                at.push(None);
                 if !missing.contains(&p) {
                     tracing::warn!(
                         symbol = %p.escape_unicode(),
@@ -224,7 +307,42 @@ pub fn phoneme_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> (Vec<
         }
     }
     ids.extend_from_slice(eos);
-    (ids, missing)
+    (ids, missing, at)
+}
+
+/// Each word's ids: from the first id of its first phoneme to the end of its last; a word
+/// with none gets an empty range where the next word starts (or the last one ended).
+fn word_ids(s: &SentencePhonemes, at: &[Option<Range<usize>>]) -> Vec<Word> {
+    let mut spans: Vec<Option<Range<usize>>> = vec![None; s.words.len()];
+    for (label, r) in s.labels.iter().zip(at) {
+        if let (Some(k), Some(r)) = (label, r) {
+            let slot = &mut spans[*k];
+            *slot = Some(match slot.take() {
+                Some(w) => w.start.min(r.start)..w.end.max(r.end),
+                None => r.clone(),
+            });
+        }
+    }
+    let mut out: Vec<Word> = Vec::with_capacity(spans.len());
+    for (k, span) in spans.iter().enumerate() {
+        let ids = match span {
+            Some(r) => r.clone(),
+            None => {
+                let next = spans[k + 1..].iter().flatten().next().map(|r| r.start);
+                let prev = out.last().map(|w| w.ids.end);
+                let at = next.or(prev).unwrap_or(0);
+                at..at
+            }
+        };
+        // Never before the previous word (labels are monotone; this keeps it so).
+        let floor = out.last().map_or(0, |w| w.ids.end);
+        let ids = ids.start.max(floor)..ids.end.max(floor);
+        out.push(Word {
+            text: s.words[k].clone(),
+            ids,
+        });
+    }
+    out
 }
 
 /// Phonemise `text` and map each sentence to ids. Sentences with nothing to speak (only
@@ -235,7 +353,7 @@ pub fn text_to_ids(
     map: &BTreeMap<String, Vec<i64>>,
 ) -> Result<Vec<Sentence>, TextError> {
     let mut out = Vec::new();
-    for s in phonemize_ranges(text, espeak_voice)? {
+    for s in phonemize_ranges(text, espeak_voice, true)? {
         let speakable = s
             .phonemes
             .iter()
@@ -243,11 +361,13 @@ pub fn text_to_ids(
         if !speakable {
             continue;
         }
-        let (ids, _missing) = phoneme_ids(&s.phonemes, map);
+        let (ids, _missing, at) = phoneme_ids_at(&s.phonemes, map);
+        let words = word_ids(&s, &at);
         out.push(Sentence {
             text_range: s.range,
             phonemes: s.phonemes.iter().collect(),
             ids,
+            words,
         });
     }
     Ok(out)
@@ -543,6 +663,74 @@ mod tests {
             let _ = phonemize(before, "en-us").unwrap();
             assert_eq!(phonemize("I(", "en-us").unwrap(), fresh, "after {before:?}");
         }
+    }
+
+    /// A map with an id for every phoneme of `text` (pad 0), and its inverse.
+    fn full_map(text: &str) -> (BTreeMap<String, Vec<i64>>, BTreeMap<i64, char>) {
+        let mut map: BTreeMap<String, Vec<i64>> = [("_", 0), ("^", 1), ("$", 2)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), vec![v]))
+            .collect();
+        for sent in phonemize(text, "en-us").unwrap() {
+            for c in sent {
+                let n = map.len() as i64;
+                map.entry(c.to_string()).or_insert(vec![n]);
+            }
+        }
+        let inv = map
+            .iter()
+            .map(|(k, v)| (v[0], k.chars().next().unwrap()))
+            .collect();
+        (map, inv)
+    }
+
+    /// Each word of each sentence: its text and the phonemes of its ids (pads dropped).
+    fn said(text: &str) -> Vec<(String, String)> {
+        let (map, inv) = full_map(text);
+        let mut out = Vec::new();
+        for s in text_to_ids(text, "en-us", &map).unwrap() {
+            let mut last = 0;
+            for w in &s.words {
+                assert!(w.ids.start >= last && w.ids.end >= w.ids.start, "{w:?}");
+                last = w.ids.end;
+                let ph: String = s.ids[w.ids.clone()]
+                    .iter()
+                    .filter(|&&i| i != 0)
+                    .map(|i| inv[i])
+                    .collect();
+                out.push((text[w.text.clone()].to_string(), ph));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn words_carry_their_phonemes() {
+        let got = said("He sat in the garden of the old house, and thought.");
+        let words: Vec<&str> = got.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "He", "sat", "in", "the", "garden", "of", "the", "old", "house", "and", "thought"
+            ]
+        );
+        let ph = |w: usize| got[w].1.nfc().collect::<String>();
+        assert_eq!(ph(1), "sˈæt");
+        // espeak joins "in the" and "of the": each word still gets its own phonemes.
+        assert_eq!((ph(2).as_str(), ph(3).as_str()), ("ɪn", "ðə"));
+        assert_eq!((ph(5).as_str(), ph(6).as_str()), ("ʌv", "ðɪ"));
+        assert_eq!(ph(8), "hˈaʊs");
+        // Neither the space after a word nor the clause's comma belongs to it.
+        assert!(got.iter().all(|(_, p)| !p.contains([' ', ','])));
+    }
+
+    #[test]
+    fn raw_digits_and_hyphens_map_to_their_words() {
+        let got = said("In 1990 a well-known man came.");
+        let words: Vec<&str> = got.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(words, ["In", "1990", "a", "well-known", "man", "came"]);
+        assert!(got[1].1.contains("nˈaɪnti"), "{got:?}");
+        assert!(got[3].1.starts_with("wˈɛl"), "{got:?}");
     }
 
     #[test]
