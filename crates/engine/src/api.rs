@@ -252,9 +252,15 @@ impl Engine {
             },
             cmd_rx,
         )?;
+        let mut options = config.segment.clone();
+        // Dates are read in the voice's order unless the caller chose a locale or an order.
+        let v = &config.voice.config;
+        options
+            .normalize
+            .default_voice_locale(&v.espeak_voice, &v.name);
         let segmenter = super::segment::Segmenter {
             normalize: config.normalize,
-            options: config.segment.clone(),
+            options,
         };
         // The phonemiser's warm-up here, while the engine thread warms the backend up.
         if warm_up {

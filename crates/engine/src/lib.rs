@@ -185,7 +185,11 @@ impl Synthesizer {
         let cfg = &self.voice.config;
         let mut report = SpeakReport::default();
         let pieces: Vec<String> = if self.normalize {
-            hark_text::segment::segments(raw, &self.segment)
+            let mut options = self.segment.clone();
+            options
+                .normalize
+                .default_voice_locale(&cfg.espeak_voice, &cfg.name);
+            hark_text::segment::segments(raw, &options)
                 .into_iter()
                 .map(|s| s.text)
                 .collect()

@@ -8,6 +8,9 @@ use super::ctx::Ctx;
 /// Pronounceable-looking but spelled.
 const SPELLED: &[&str] = &[
     "MIT", "GOP", "URL", "LED", "USB", "SOS", "HIV", "ASAP", "UEFA", "UFO", "IOS", "CEO", "NYC",
+    // Time zones.
+    "EST", "CET", "CEST", "EET", "EEST", "WET", "IST", "AEST", "AEDT", "ACST", "AWST", "NZST",
+    "HST", "AKST",
 ];
 
 /// Read as words although the heuristic would spell them, or read specially.
