@@ -319,10 +319,12 @@ fn try_state(cx: &mut Ctx, i: usize) -> Option<usize> {
     let comma_city = i >= 3 && cx.gap(i - 1) && cx.is_sym(i - 2, ',') && city(i - 3);
     let bare_city = i >= 2 && cx.gap(i - 1) && city(i - 2);
     let zip_after = cx.gap(i + 1) && cx.num(i + 2).is_some_and(|z| z.len() == 5);
+    // Without a ZIP code, the code ends the phrase: "Austin, TX." but not "Scans, CT and MRI".
+    let ends = cx.word(i + 1).is_none() && !(cx.gap(i + 1) && cx.word(i + 2).is_some());
     let state = if zip_after {
         comma_city || bare_city
     } else {
-        comma_city && !AMBIGUOUS_STATES.contains(&w)
+        comma_city && ends && !AMBIGUOUS_STATES.contains(&w)
     };
     if !state {
         return None;

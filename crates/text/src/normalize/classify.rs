@@ -259,12 +259,10 @@ pub fn classify(cx: &Ctx, i: usize) -> Option<Item> {
         .or_else(|| numbers::fiscal_year(cx, i))
 }
 
-/// Symbols before or after a number that make a dash between numbers a minus.
+/// Symbols before or after a number that make a dash between numbers a minus. Comparisons
+/// are left out: "≈ 33–39", "< 5-10 ms" are ranges.
 fn is_operator(c: Option<char>) -> bool {
-    matches!(
-        c,
-        Some('=' | '+' | '×' | '*' | '÷' | '<' | '>' | '≤' | '≥' | '≠' | '≈')
-    )
+    matches!(c, Some('=' | '+' | '×' | '*' | '÷' | '≠'))
 }
 
 /// Words before a spaced "10 - 20" that make it a range, not a subtraction.
@@ -296,10 +294,14 @@ fn join(cx: &Ctx, a: Item) -> Item {
         .start
         .checked_sub(1)
         .map(|p| if cx.gap(p) { p.saturating_sub(1) } else { p });
+    // An operator after the second number only counts with an operand after it: "2–4×
+    // faster" is a range.
+    let op_after = cx.skip_gap(b.end);
+    let operator_after = is_operator(cx.sym(op_after))
+        && (cx.is_sym(op_after, '=') || numbers::starts_number(cx, cx.skip_gap(op_after + 1)));
     let arithmetic = numeric(&a.class)
         && numeric(&b.class)
-        && (is_operator(cx.sym(cx.skip_gap(b.end)))
-            || before.is_some_and(|p| is_operator(cx.sym(p))));
+        && (operator_after || before.is_some_and(|p| is_operator(cx.sym(p))));
     let before_word = cx.words_before(a.start, 1);
     let cue = before_word
         .first()
@@ -366,6 +368,9 @@ pub fn try_item(cx: &mut Ctx, i: usize) -> Option<usize> {
         text = rest.to_string();
     }
     cx.emit(&text, item.start, item.end);
-    cx.num_end = item.end;
+    // A quantity can take "per", "+", a hyphenated word or a range after it; a code or a
+    // version cannot ("40.1.1-2" is a package revision).
+    let quantity = item.class.joins_ranges() || matches!(item.class, Class::House(_));
+    cx.num_end = if quantity { item.end } else { usize::MAX };
     Some(item.end)
 }

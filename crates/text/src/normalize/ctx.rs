@@ -106,6 +106,11 @@ impl<'a> Ctx<'a> {
         if self.gap(j) { j + 1 } else { j }
     }
 
+    /// `p`, or the token before it when `p` is an in-line gap.
+    pub fn skip_gap_back(&self, p: usize) -> usize {
+        if self.gap(p) { p.saturating_sub(1) } else { p }
+    }
+
     /// The word just before `i`, possibly across one in-line gap.
     pub fn prev_word(&self, i: usize) -> Option<&str> {
         let p = i.checked_sub(1)?;

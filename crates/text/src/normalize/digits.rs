@@ -92,7 +92,8 @@ fn chunks(d: &str) -> Vec<String> {
     out
 }
 
-/// Words just before a number that make it a code read digit by digit.
+/// Words just before a number that make it a code read digit by digit (three digits or
+/// more).
 const CUES: &[&str] = &[
     "code",
     "codes",
@@ -104,9 +105,6 @@ const CUES: &[&str] = &[
     "postcode",
     "ending",
     "ends",
-    "account",
-    "acct",
-    "card",
     "ref",
     "reference",
     "confirmation",
@@ -116,12 +114,20 @@ const CUES: &[&str] = &[
     "extension",
     "ext",
     "pnr",
-    "booking",
-    "policy",
     "routing",
     "imei",
     "voucher",
     "coupon",
+];
+
+/// Cues that are also ordinary words before quantities ("order 500 units", "call 100
+/// people"): a code after "number" or "#", or a long one.
+const WEAK_CUES: &[&str] = &[
+    "account",
+    "acct",
+    "card",
+    "booking",
+    "policy",
     "member",
     "membership",
     "customer",
@@ -137,21 +143,46 @@ const CUES: &[&str] = &[
 /// Words that may stand between a cue and its number ("code is", "ending in").
 const FILLERS: &[&str] = &["is", "was", "number", "no", "num", "in", "with"];
 
-fn cue_before(cx: &Ctx, i: usize) -> bool {
-    // "ext. 567", "acct. 1234": an abbreviated cue with its dot.
-    if i >= 3
-        && cx.gap(i - 1)
-        && cx.is_sym(i - 2, '.')
-        && cx
-            .word(i - 3)
-            .is_some_and(|w| w.len() <= 4 && CUES.contains(&w.to_lowercase().as_str()))
-    {
-        return true;
+/// Words before "ending in" that make the number a year: "the year ending in 2020".
+const PERIODS: &[&str] = &[
+    "year", "years", "decade", "season", "period", "quarter", "month", "week",
+];
+
+/// A cue before the number at `i` (of `digits` digits). A weak cue needs "number" or "#"
+/// before the number, or five digits (seven after a phone word, or an emergency number).
+fn cue_before(cx: &Ctx, i: usize, digits: usize) -> bool {
+    let before = cx.words_before(i, 4);
+    if before.iter().any(|w| PERIODS.contains(&w.as_str())) {
+        return false;
     }
-    let before = cx.words_before(i, 3);
-    let cue = |k: usize| before.get(k).is_some_and(|w| CUES.contains(&w.as_str()));
+    let marked = (i > 0 && cx.is_sym(cx.skip_gap_back(i - 1), '#'))
+        || before
+            .first()
+            .is_some_and(|w| matches!(w.as_str(), "number" | "no" | "num"));
+    let phone = before.first().is_some_and(|w| {
+        matches!(
+            w.as_str(),
+            "tel" | "phone" | "call" | "fax" | "mobile" | "cell"
+        )
+    });
+    let emergency = phone && matches!(cx.text(i), "911" | "999" | "112" | "000");
+    let weak_ok = marked || emergency || digits >= if phone { 7 } else { 5 };
+    let is_cue =
+        |w: &String| CUES.contains(&w.as_str()) || (weak_ok && WEAK_CUES.contains(&w.as_str()));
+    let cue = |k: usize| before.get(k).is_some_and(is_cue);
     let filler = |k: usize| before.get(k).is_some_and(|w| FILLERS.contains(&w.as_str()));
     cue(0) || (filler(0) && cue(1)) || (filler(0) && filler(1) && cue(2))
+}
+
+/// "ext. 567", "acct. 1234": an abbreviated cue with its dot.
+fn abbreviated_cue(cx: &Ctx, i: usize) -> bool {
+    i >= 3
+        && cx.gap(i - 1)
+        && cx.is_sym(i - 2, '.')
+        && cx.word(i - 3).is_some_and(|w| {
+            let w = w.to_lowercase();
+            w.len() <= 4 && (CUES.contains(&w.as_str()) || WEAK_CUES.contains(&w.as_str()))
+        })
 }
 
 /// "4321 is your code", "482913 is your verification code".
@@ -230,7 +261,8 @@ pub fn cued(cx: &Ctx, i: usize) -> Option<Item> {
     let (groups, end) = run(cx, i)?;
     let total: usize = groups.iter().map(String::len).sum();
     let zip = state_before(cx, i) && groups[0].len() == 5 && groups.len() <= 2;
-    let cued = total >= 3 && (cue_before(cx, i) || cue_after(cx, end));
+    let cued =
+        total >= 3 && (cue_before(cx, i, total) || abbreviated_cue(cx, i) || cue_after(cx, end));
     if !(cued || zip || (total >= 2 && masked_before(cx, i))) {
         return None;
     }
@@ -261,7 +293,7 @@ pub fn alnum_code(cx: &Ctx, i: usize) -> Option<Item> {
         || digits == 0
         || text.len() < 4
         || !text.is_ascii()
-        || !cue_before(cx, i)
+        || !(cue_before(cx, i, digits) || abbreviated_cue(cx, i))
     {
         return None;
     }

@@ -261,7 +261,26 @@ fn ordinal_suffix(w: &str) -> Option<bool> {
 
 /// `class` (a quantity ending at token `e`), with the unit after it if there is one.
 fn with_unit(cx: &Ctx, start: usize, e: usize, class: Class) -> Item {
-    match units::lookup(cx, e) {
+    // "conv1d", "f16x": a number inside a word takes no one-letter unit.
+    let in_word = start > 0 && cx.word(start - 1).is_some();
+    if in_word && cx.word(e).is_some_and(|w| w.chars().count() == 1) {
+        // "ResBlock2s", "P99s": the plural of the number.
+        if cx.is_word(e, "s")
+            && let Class::Number {
+                sign: Sign::None,
+                lit,
+            } = &class
+            && lit.frac.is_none()
+            && cx.word(e + 1).is_none()
+        {
+            let w = words::plural_words(&lit.words());
+            return Item::new(start, e + 1, Class::Words(w));
+        }
+        return Item::new(start, e, class);
+    }
+    // 14" is inches, but not the closing quote after "x85" or "utf-8".
+    let quote = cx.is_sym(cx.skip_gap(e), '"');
+    match units::lookup(cx, e).filter(|_| !quote || cx.starts_chunk(start)) {
         Some((end, unit)) => {
             // "a 14\" laptop", "a 5 km run": the unit is an adjective.
             let article = cx
@@ -313,7 +332,8 @@ fn slash(cx: &Ctx, i: usize, sign: Sign, a: &str, e: usize) -> Item {
     let date = (sign == Sign::None)
         .then(|| time_date::slash_date(cx.date_order, a, b))
         .flatten();
-    if let Some(d) = date.clone().filter(|_| time_date::date_cue(cx, i)) {
+    let cue = time_date::date_cue(cx, i, !fraction_like(a, b));
+    if let Some(d) = date.clone().filter(|_| cue) {
         return Item::new(i, end, Class::Date(d));
     }
     if fraction_like(a, b) || improper_like(a, b) {
@@ -324,6 +344,36 @@ fn slash(cx: &Ctx, i: usize, sign: Sign, a: &str, e: usize) -> Item {
     }
     let w = format!("{}{} {}", sign.words(), cardinal(a), cardinal(b));
     Item::new(i, end, Class::Words(w))
+}
+
+/// "0x200c", "0xFF": a hexadecimal literal, read "hex" and then character by character.
+fn hex(cx: &Ctx, i: usize, lit: &Lit) -> Option<Item> {
+    if lit.int != "0" || lit.frac.is_some() {
+        return None;
+    }
+    let x = cx.word(lit.end)?;
+    let rest = x.strip_prefix(['x', 'X'])?;
+    let mut chars: String = rest.to_string();
+    let mut j = lit.end + 1;
+    while j < cx.len() && (cx.num(j).is_some() || cx.word(j).is_some()) && chars.len() <= 16 {
+        chars.push_str(cx.text(j));
+        j += 1;
+    }
+    if chars.is_empty() || chars.len() > 16 || !chars.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let read: Vec<String> = chars
+        .chars()
+        .map(|c| match c.to_digit(10) {
+            Some(d) => words::below_100(d),
+            None => c.to_ascii_uppercase().to_string(),
+        })
+        .collect();
+    Some(Item::new(
+        i,
+        j,
+        Class::Words(format!("hex {}", read.join(" "))),
+    ))
 }
 
 /// "FY2024", "FY 24": a fiscal year.
@@ -377,6 +427,11 @@ pub fn classify(cx: &Ctx, i: usize) -> Option<Item> {
         return Some(item);
     }
     let lit = parse(cx, j)?;
+    if sign == Sign::None
+        && let Some(item) = hex(cx, i, &lit)
+    {
+        return Some(item);
+    }
     let e = lit.end;
     let whole = lit.frac.is_none();
     let plain = whole && sign == Sign::None;
@@ -443,6 +498,11 @@ pub fn classify(cx: &Ctx, i: usize) -> Option<Item> {
             .filter(|_| x == e || cx.gap(x + 1))
     {
         let end = cx.skip_gap(x + 1) + 1;
+        // "3 x 4 = 12" is a product.
+        if cx.is_sym(cx.skip_gap(end), '=') {
+            let w = format!("{} times {}", cardinal(&lit.int), cardinal(b));
+            return Some(Item::new(i, end, Class::Words(w)));
+        }
         let class = Class::Dimensions(lit.int.clone(), b.to_string());
         return Some(with_unit(cx, i, end, class));
     }

@@ -82,30 +82,19 @@ pub fn slash_date(order: DateOrder, a: &str, b: &str) -> Option<Date> {
     }
 }
 
-/// Words before a number that make it a date: "on 4/5", "due 12/3", "since may 5".
+/// Words before a number that make it a date, even a proper fraction: "on 4/5", "due 12/3".
 const DATE_CUES: &[&str] = &[
     "on",
-    "by",
     "until",
     "till",
     "til",
-    "from",
     "since",
     "due",
     "dated",
-    "before",
-    "after",
-    "through",
-    "thru",
-    "every",
     "expires",
     "expiry",
     "expiring",
     "deadline",
-    "date",
-    "born",
-    "starting",
-    "effective",
     "monday",
     "tuesday",
     "wednesday",
@@ -125,10 +114,27 @@ const DATE_CUES: &[&str] = &[
     "sun",
 ];
 
-pub fn date_cue(cx: &Ctx, i: usize) -> bool {
-    cx.words_before(i, 1)
-        .first()
-        .is_some_and(|w| DATE_CUES.contains(&w.as_str()))
+/// Words that also come before quantities ("reduced by 1/3", "from 1/2 to 3/4"): a date cue
+/// only where the number cannot be a proper fraction.
+const WEAK_DATE_CUES: &[&str] = &[
+    "by",
+    "from",
+    "before",
+    "after",
+    "through",
+    "thru",
+    "every",
+    "date",
+    "born",
+    "starting",
+    "effective",
+];
+
+/// A date cue before `i`; `weak` also accepts the cues that come before quantities.
+pub fn date_cue(cx: &Ctx, i: usize, weak: bool) -> bool {
+    cx.words_before(i, 1).first().is_some_and(|w| {
+        DATE_CUES.contains(&w.as_str()) || (weak && WEAK_DATE_CUES.contains(&w.as_str()))
+    })
 }
 
 /// Time zones read letter by letter after a time: "EST", "utc", "e.s.t".
@@ -198,25 +204,22 @@ fn zone(cx: &Ctx, k: usize) -> Option<(usize, String)> {
 /// Words around "2:03:45" that make it a duration: "took 2:03:45", "a time of 2:03:45".
 const DURATION_CUES: &[&str] = &[
     "took", "takes", "taking", "lasted", "lasts", "lasting", "duration", "elapsed", "runtime",
-    "length", "time", "finished", "clocked", "ran", "record", "in",
+    "finished", "clocked", "ran", "in",
 ];
+
+/// Nouns that make a duration with "of", "is" or "was" after them: "a time of 1:59:40".
+const DURATION_NOUNS: &[&str] = &["time", "length", "record", "duration", "runtime"];
 
 fn duration_cue(cx: &Ctx, i: usize, end: usize) -> bool {
     let before = cx.words_before(i, 2);
-    let cue = |k: usize| {
-        before
-            .get(k)
-            .is_some_and(|w| DURATION_CUES.contains(&w.as_str()))
-    };
+    let first = before.first().map_or("", String::as_str);
+    let second = before.get(1).map_or("", String::as_str);
     let after = cx.gap(end)
         && cx
             .word(end + 1)
             .is_some_and(|w| matches!(w, "long" | "left" | "remaining"));
-    cue(0)
-        || (before
-            .first()
-            .is_some_and(|w| matches!(w.as_str(), "of" | "is" | "was"))
-            && cue(1))
+    DURATION_CUES.contains(&first)
+        || (matches!(first, "of" | "is" | "was") && DURATION_NOUNS.contains(&second))
         || after
 }
 
@@ -509,7 +512,7 @@ pub fn day_month(cx: &Ctx, i: usize, j: usize, d: &str) -> Option<Item> {
         trailing_year(cx, e)
     };
     let suffixed = j > i + 1;
-    if weak && y.is_none() && !suffixed && !date_cue(cx, i) {
+    if weak && y.is_none() && !suffixed && !date_cue(cx, i, true) {
         return None;
     }
     let end = y.as_ref().map_or(e, |(k, _)| *k);
@@ -560,7 +563,7 @@ pub fn month_led(cx: &Ctx, i: usize) -> Option<Item> {
     } else {
         trailing_year(cx, e)
     };
-    if weak && y.is_none() && !suffixed && !date_cue(cx, i) {
+    if weak && y.is_none() && !suffixed && !date_cue(cx, i, true) {
         return None;
     }
     let end = y.as_ref().map_or(e, |(k, _)| *k);
