@@ -96,7 +96,7 @@ fn all_caps(w: &str) -> bool {
 }
 
 /// Letters read one by one: "F.B.I".
-fn spell(w: &str) -> String {
+pub fn spell(w: &str) -> String {
     let letters: Vec<String> = w.chars().map(|c| c.to_string()).collect();
     letters.join(".")
 }

@@ -290,10 +290,7 @@ fn join(cx: &Ctx, a: Item) -> Item {
         return a;
     };
     let numeric = |c: &Class| c.is_plain() || matches!(c, Class::Year(_) | Class::Ordinal { .. });
-    let before = a
-        .start
-        .checked_sub(1)
-        .map(|p| if cx.gap(p) { p.saturating_sub(1) } else { p });
+    let before = a.start.checked_sub(1).map(|p| cx.skip_gap_back(p));
     // An operator after the second number only counts with an operand after it: "2–4×
     // faster" is a range.
     let op_after = cx.skip_gap(b.end);

@@ -3,6 +3,7 @@
 //! ("ending in 4321"), one-time codes and PINs, ZIP codes ("IL 62704", "ZIP 90210-1234").
 //! A digit string is recognised by its shape or by the words around it.
 
+use super::acronyms::spell;
 use super::address;
 use super::classify::{Class, Item};
 use super::ctx::Ctx;
@@ -303,8 +304,7 @@ pub fn alnum_code(cx: &Ctx, i: usize) -> Option<Item> {
         parts.push(if cx.num(k).is_some() {
             digit_by_digit(t)
         } else {
-            let v: Vec<String> = t.to_uppercase().chars().map(|c| c.to_string()).collect();
-            v.join(".")
+            spell(&t.to_uppercase())
         });
     }
     Some(Item::new(i, j, Class::Words(parts.join(" "))))

@@ -4,6 +4,7 @@
 //! voice's locale); dates written with a month name are read in the order written.
 
 use super::DateOrder;
+use super::acronyms::spell;
 use super::classify::{Class, Item};
 use super::ctx::{Ctx, Next};
 use super::words::{below_100, cardinal, ordinal, year};
@@ -144,12 +145,6 @@ const ZONES: &[&str] = &[
     "AWST", "NZST", "NZDT", "SGT", "HKT", "ET", "PT", "CT", "MT",
 ];
 
-/// Letters read one by one: "E.S.T".
-fn spelled(letters: &str) -> String {
-    let v: Vec<String> = letters.chars().map(|c| c.to_string()).collect();
-    v.join(".")
-}
-
 /// A time zone at token `k`: (end, reading). Two-letter zones only in capitals.
 fn zone(cx: &Ctx, k: usize) -> Option<(usize, String)> {
     let w = cx.word(k)?;
@@ -158,7 +153,7 @@ fn zone(cx: &Ctx, k: usize) -> Option<(usize, String)> {
     let mut text;
     if ZONES.contains(&up.as_str()) && (w == up || (w.len() >= 3 && w == w.to_ascii_lowercase())) {
         end = k + 1;
-        text = spelled(&up);
+        text = spell(&up);
     } else {
         // "e.s.t", "E.S.T."
         let mut letters = String::new();
@@ -180,7 +175,7 @@ fn zone(cx: &Ctx, k: usize) -> Option<(usize, String)> {
         if cx.is_sym(end, '.') && !matches!(cx.next_start(end + 1), Next::End | Next::Starter) {
             end += 1;
         }
-        text = spelled(&letters);
+        text = spell(&letters);
     }
     // "UTC+2", "GMT-05:30"
     if let Some(c @ ('+' | '-')) = cx.sym(end)
@@ -435,6 +430,12 @@ pub fn numeric_date(cx: &Ctx, i: usize) -> Option<Item> {
     Some(Item::new(i, i + 5, Class::Date(date)))
 }
 
+/// "-2021" at `e` after a dashed date ("16-Feb-2021"): (end, year digits).
+fn dashed_year(cx: &Ctx, e: usize) -> Option<(usize, String)> {
+    let y = cx.num(e + 1).filter(|y| matches!(y.len(), 2 | 4))?;
+    cx.is_sym(e, '-').then(|| (e + 2, y.to_string()))
+}
+
 /// An optional ", 2026" / " 2026" after a day and month: (end, year digits).
 fn trailing_year(cx: &Ctx, e: usize) -> Option<(usize, String)> {
     let k = if cx.is_sym(e, ',') { e + 1 } else { e };
@@ -499,12 +500,11 @@ pub fn day_month(cx: &Ctx, i: usize, j: usize, d: &str) -> Option<Item> {
     }
     let mut e = j + 2;
     let y = if dashed {
-        let y = cx.num(e + 1).filter(|y| matches!(y.len(), 2 | 4));
-        match y {
-            Some(y) if cx.is_sym(e, '-') => Some((e + 2, y.to_string())),
-            _ if cx.boundary(e) || cx.word(e).is_none() => None,
-            _ => return None,
+        let y = dashed_year(cx, e);
+        if y.is_none() && cx.word(e).is_some() {
+            return None;
         }
+        y
     } else {
         if cx.is_sym(e, '.') && w.len() <= 4 && cx.next_start(e + 1) != Next::End {
             e += 1;
@@ -556,10 +556,7 @@ pub fn month_led(cx: &Ctx, i: usize) -> Option<Item> {
         return None;
     }
     let y = if dashed {
-        match cx.num(e + 1).filter(|y| matches!(y.len(), 2 | 4)) {
-            Some(y) if cx.is_sym(e, '-') => Some((e + 2, y.to_string())),
-            _ => None,
-        }
+        dashed_year(cx, e)
     } else {
         trailing_year(cx, e)
     };
