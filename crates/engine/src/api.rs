@@ -256,7 +256,13 @@ impl Engine {
             },
             cmd_rx,
         )?;
-        let segmenter = config.segmenter;
+        let mut segmenter = config.segmenter;
+        // Dates are read in the voice's order unless the caller chose a locale or an order.
+        let v = &config.voice.config;
+        segmenter
+            .options
+            .normalize
+            .default_voice_locale(&v.espeak_voice, &v.name);
         // The phonemiser's warm-up here, while the engine thread warms the backend up.
         if warm_up {
             producer::warm_up(&config.voice, &segmenter);

@@ -71,7 +71,13 @@ impl Synthesizer {
         }
         let mut report = SpeakReport::default();
         let cfg = &self.voice.config;
-        for sentence in phonemise::sentences(cfg, &self.segmenter, input, true, 0) {
+        // Dates are read in the voice's order unless the caller chose a locale or an order.
+        let mut segmenter = self.segmenter.clone();
+        segmenter
+            .options
+            .normalize
+            .default_voice_locale(&cfg.espeak_voice, &cfg.name);
+        for sentence in phonemise::sentences(cfg, &segmenter, input, true, 0) {
             let sentence = sentence?;
             let seed = self.seed.wrapping_add(sentence.index as u64);
             let info = self.backend.begin(&sentence.ids, &self.scales, seed)?;
