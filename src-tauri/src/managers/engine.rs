@@ -181,7 +181,7 @@ impl EngineManager {
                 break;
             }
             match ev {
-                Event::Chunk { .. } => {}
+                Event::Chunk { .. } | Event::Word { .. } => {}
                 Event::Started { id } => {
                     // A first figure for the panel now; the engine's own onset replaces it
                     // with the utterance's stats.
@@ -376,6 +376,8 @@ impl EngineManager {
             volume: s.volume,
             steps: s.step_mode,
             seed: 0,
+            speed: 1.0,
+            pitch: 0.0,
         }
     }
 }
