@@ -32,10 +32,13 @@ pub struct Sentence {
 pub struct Word {
     /// Byte range in the input text.
     pub text: Range<usize>,
-    /// Range of [`Sentence::ids`]: from the word's first phoneme (its stress mark included)
-    /// to the pad after its last; the space and pad between words, the sentence's start and
-    /// its final punctuation belong to no word. Empty (at the next word's start) for a word
-    /// that espeak-ng says nothing for. In order, never overlapping.
+    /// Range of [`Sentence::ids`]: from the word boundary before it (the space and its pad,
+    /// where there is one) to the pad after its last phoneme; the sentence's start and its
+    /// punctuation (pauses) belong to no word. Connected speech has no silence between
+    /// words: the boundary's frames are the move into the word, so it is heard from there
+    /// (`scripts/asr/word_timing.py` measures it against Whisper's word timestamps). Empty
+    /// (at the next word's start) for a word that espeak-ng says nothing for. In order,
+    /// never overlapping.
     pub ids: Range<usize>,
 }
 
@@ -310,16 +313,22 @@ fn phoneme_ids_at(
     (ids, missing, at)
 }
 
-/// Each word's ids: from the first id of its first phoneme to the end of its last; a word
-/// with none gets an empty range where the next word starts (or the last one ended).
+/// Each word's ids: from the boundary before it (or the first id of its first phoneme) to
+/// the end of its last phoneme; a word with none gets an empty range where the next word
+/// starts (or the last one ended).
 fn word_ids(s: &SentencePhonemes, at: &[Option<Range<usize>>]) -> Vec<Word> {
     let mut spans: Vec<Option<Range<usize>>> = vec![None; s.words.len()];
-    for (label, r) in s.labels.iter().zip(at) {
+    for (i, (label, r)) in s.labels.iter().zip(at).enumerate() {
         if let (Some(k), Some(r)) = (label, r) {
             let slot = &mut spans[*k];
             *slot = Some(match slot.take() {
                 Some(w) => w.start.min(r.start)..w.end.max(r.end),
-                None => r.clone(),
+                None => match (i.checked_sub(1), r) {
+                    (Some(b), r) if s.phonemes[b] == ' ' && s.labels[b].is_none() => {
+                        at[b].as_ref().map_or(r.start, |sp| sp.start)..r.end
+                    }
+                    _ => r.clone(),
+                },
             });
         }
     }
@@ -715,13 +724,19 @@ mod tests {
             ]
         );
         let ph = |w: usize| got[w].1.nfc().collect::<String>();
-        assert_eq!(ph(1), "sˈæt");
+        // A word starts at the boundary before it (none before the first).
+        assert_eq!((ph(0).as_str(), ph(1).as_str()), ("hiː", " sˈæt"));
         // espeak joins "in the" and "of the": each word still gets its own phonemes.
-        assert_eq!((ph(2).as_str(), ph(3).as_str()), ("ɪn", "ðə"));
-        assert_eq!((ph(5).as_str(), ph(6).as_str()), ("ʌv", "ðɪ"));
-        assert_eq!(ph(8), "hˈaʊs");
-        // Neither the space after a word nor the clause's comma belongs to it.
-        assert!(got.iter().all(|(_, p)| !p.contains([' ', ','])));
+        assert_eq!((ph(2).as_str(), ph(3).as_str()), (" ɪn", "ðə"));
+        assert_eq!((ph(5).as_str(), ph(6).as_str()), (" ʌv", "ðɪ"));
+        assert_eq!(ph(8), " hˈaʊs");
+        // The clause's comma (a pause) belongs to no word, nor does the space after a word.
+        assert_eq!(ph(9), " ænd");
+        assert!(
+            got.iter()
+                .all(|(_, p)| !p.contains(',') && !p.trim_start_matches(' ').contains(' ')),
+            "{got:?}"
+        );
     }
 
     #[test]
@@ -730,7 +745,7 @@ mod tests {
         let words: Vec<&str> = got.iter().map(|(w, _)| w.as_str()).collect();
         assert_eq!(words, ["In", "1990", "a", "well-known", "man", "came"]);
         assert!(got[1].1.contains("nˈaɪnti"), "{got:?}");
-        assert!(got[3].1.starts_with("wˈɛl"), "{got:?}");
+        assert!(got[3].1.starts_with(" wˈɛl"), "{got:?}");
     }
 
     #[test]
