@@ -163,7 +163,8 @@ pub enum Event {
     Started {
         id: UtteranceId,
     },
-    /// Audio as synthesised (ahead of playback), 22.05 kHz mono; only with `emit_chunks`.
+    /// Audio as it will play (after the speed stage), as synthesised (ahead of playback), at
+    /// the voice's rate, mono; only with `emit_chunks`.
     Chunk {
         id: UtteranceId,
         #[serde(skip_serializing)]

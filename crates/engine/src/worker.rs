@@ -638,6 +638,8 @@ impl Worker {
             self.current = Some(cur);
         }
         if self.emit_chunks {
+            // What plays: after the lead-in cut and the speed stage.
+            let samples = self.stretched.clone();
             self.emit(Event::Chunk { id, samples });
         }
     }
