@@ -20,7 +20,7 @@ pub fn f0_frames(x: &[f32], rate: u32) -> Vec<Option<f64>> {
     let loud = rms(x) * 0.3;
     let mut out = Vec::new();
     let mut start = 0;
-    while start + win + lag_max + 1 <= x.len() {
+    while start + win + lag_max < x.len() {
         let a = &x[start..start + win];
         out.push(
             (rms(a) >= loud)

@@ -321,8 +321,11 @@ fn fill(ipa: &[char], runs: &[Range<usize>], labels: &mut [Option<usize>]) {
     }
 }
 
-/// Words phonemised alone, by voice and text; cleared when full, so it stays small.
-static ALONE: Mutex<Option<HashMap<(String, String), Vec<char>>>> = Mutex::new(None);
+/// Words phonemised alone, by (voice, word).
+type AloneCache = HashMap<(String, String), Vec<char>>;
+
+/// The cache of words phonemised alone; cleared when full, so it stays small.
+static ALONE: Mutex<Option<AloneCache>> = Mutex::new(None);
 const ALONE_MAX: usize = 4096;
 
 /// `word` phonemised alone with `phonemise` (cached per voice).
