@@ -16,17 +16,17 @@ const FEED: usize = 512;
 /// next chunk or the sentence's end.
 ///
 /// Length: sonic does not reach exactly the speed asked for (it skips or repeats whole pitch
-/// periods, rounded down: 1–3 % too fast at 2×–4×), so after each [`FEED`] samples the stage
-/// compares the output so far (with what sonic holds, at the speed asked for) with the input
-/// so far at the speed asked for, and asks sonic for up to [`HOLD_MAX`] more or less.
+/// periods, rounded down: 1–3 % too fast at 2×–4×), so after each `FEED` (512) samples the
+/// stage compares the output so far (with what sonic holds, at the speed asked for) with the
+/// input so far at the speed asked for, and asks sonic for up to `HOLD_MAX` (5 %) more or
+/// less; [`Tempo::finish`] then cuts the sentence to the sample.
 ///
-/// Positions: sonic does not say which input it has consumed, and the speed it reaches is
-/// not exactly the one asked for. So the map is measured, not computed: after every [`FEED`] samples written, a point
-/// (input consumed, output produced), where the input consumed is what was written less what
-/// sonic keeps back at that moment ([`HELD`], its mean: the held input varies between one
-/// pitch-finding step less than 2 × 339 samples and 2 × 339 samples). Positions between
-/// points are interpolated; positions not yet consumed are projected at the asked-for speed
-/// (only to say "not yet").
+/// Positions: sonic does not say which input it has consumed. So the map is measured, not
+/// computed: after every `FEED` samples written, a point (input consumed, output produced),
+/// where the input consumed is what was written less what sonic keeps back at that moment
+/// (`HELD`, its mean: the held input varies between one pitch-finding step less than
+/// 2 × 339 samples and 2 × 339 samples). Positions between points are interpolated;
+/// positions not yet consumed are projected at the asked-for speed (only to say "not yet").
 pub struct Tempo {
     rate: u32,
     speed: f32,
@@ -82,7 +82,7 @@ impl Tempo {
 
     /// The engine's `speed` (a multiple of normal speed) and `pitch` (semitones) for a
     /// sentence whose length scale made it `length_speed` times as fast as at 1×
-    /// ([`length_speed_of`]): sonic does the rest of the speed.
+    /// ([`length_speed_of`](super::length_speed_of)): sonic does the rest of the speed.
     pub fn aim(&mut self, speed: f32, pitch: f32, length_speed: f32) {
         self.set(clamp_speed(speed) / length_speed, pitch_factor(pitch));
     }
