@@ -142,6 +142,33 @@ fn timings_json_points_at_the_input_words() {
 }
 
 #[test]
+fn rates_and_pitches_out_of_range_fail_clearly_and_write_nothing() {
+    let Some(voices) = installed_voices_dir(HARK) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wav = dir.path().join("x.wav");
+    for (args, msg) in [
+        (["--rate", "7"], "--rate must be between 0.5 and 6"),
+        (["--rate", "0.2"], "--rate must be between 0.5 and 6"),
+        (["--rate", "NaN"], "--rate must be between 0.5 and 6"),
+        (["--pitch", "-13"], "--pitch must be between -12 and 12"),
+    ] {
+        let o = Command::new(HARK)
+            .args(["speak", "--out"])
+            .arg(&wav)
+            .args(args)
+            .arg("Hello.")
+            .env("HARK_VOICES_DIR", voices)
+            .output()
+            .expect("run hark");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && e.contains(msg), "{args:?}: {e}");
+        assert!(!e.contains("panicked") && !wav.exists(), "{args:?}: {e}");
+    }
+}
+
+#[test]
 fn word_events_fire_once_in_order_as_the_file_places_them() {
     let Some(voices) = installed_voices_dir(HARK) else {
         return;
