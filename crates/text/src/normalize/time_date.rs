@@ -243,27 +243,22 @@ fn count(n: u32, one: &str) -> String {
 impl Time {
     pub fn words(&self) -> String {
         if self.duration {
-            let s = self.second.unwrap_or(0);
-            let mut parts = Vec::new();
-            if self.hour > 0 {
-                parts.push(count(self.hour, "hour"));
-            }
-            if self.minute > 0 || self.hour > 0 {
-                parts.push(count(self.minute, "minute"));
-            }
-            let last = count(s, "second");
-            return if parts.is_empty() {
-                last
-            } else {
-                format!("{} and {last}", parts.join(", "))
-            };
+            return hours_minutes_seconds(self.hour, self.minute, self.second.unwrap_or(0), false);
         }
-        let mut text = format!(
-            "{} {}",
-            cardinal(&self.hour.to_string()),
-            minutes_words(self.hour, self.minute, self.meridiem.is_some())
-        );
-        if let Some(s) = self.second.filter(|&s| s > 0) {
+        let seconds = self.second.filter(|&s| s > 0);
+        let mut text = match seconds {
+            // "15:20:40": a clock read to the second is said in its units; "fifteen twenty and
+            // forty seconds" leaves the listener to guess what "twenty" was.
+            Some(s) if self.meridiem.is_none() => {
+                hours_minutes_seconds(self.hour, self.minute, s, true)
+            }
+            _ => format!(
+                "{} {}",
+                cardinal(&self.hour.to_string()),
+                minutes_words(self.hour, self.minute, self.meridiem.is_some())
+            ),
+        };
+        if let Some(s) = seconds.filter(|_| self.meridiem.is_some()) {
             text = format!("{text} and {}", count(s, "second"));
         }
         for extra in [self.meridiem.map(str::to_string), self.zone.clone()]
@@ -273,6 +268,23 @@ impl Time {
             text = format!("{text} {extra}");
         }
         text
+    }
+}
+
+/// "two hours, three minutes and forty-five seconds"; a zero hour is said only on a clock.
+fn hours_minutes_seconds(hour: u32, minute: u32, second: u32, clock: bool) -> String {
+    let mut parts = Vec::new();
+    if hour > 0 || clock {
+        parts.push(count(hour, "hour"));
+    }
+    if minute > 0 || !parts.is_empty() {
+        parts.push(count(minute, "minute"));
+    }
+    let last = count(second, "second");
+    if parts.is_empty() {
+        last
+    } else {
+        format!("{} and {last}", parts.join(", "))
     }
 }
 
