@@ -7,7 +7,11 @@
 //! Debian's 1.51 has no `espeak_TextToPhonemesWithTerminator` (a patch in Piper's fork), so
 //! [`Espeak::clauses`] returns, for each clause, the byte range that espeak consumed; the
 //! terminator is recovered from that range by [`super::clause`].
+//!
+//! Debian's 1.51 overflows a stack buffer on some inputs ("stack smashing detected", the
+//! process aborts). Only text that [`make_safe`] has passed is handed to it; see there.
 
+use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::ptr;
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -178,10 +182,13 @@ impl EspeakGuard {
     /// Run `espeak_TextToPhonemes` over `text` until it reports the end, one call per clause.
     ///
     /// `text` must not contain NUL (the caller sanitises it). The reader is reset first, so
-    /// the result does not depend on earlier texts.
+    /// the result does not depend on earlier texts. The text goes through [`make_safe`]
+    /// (which keeps byte offsets); callers that infer clause ends from the text should pass
+    /// it through `make_safe` themselves, so that they read what espeak read.
     pub fn clauses(&mut self, text: &str) -> Result<Vec<RawClause>, TextError> {
         self.reset_reader();
-        let c_text = CString::new(text).map_err(|_| TextError::InteriorNul)?;
+        let c_text =
+            CString::new(make_safe(text).into_owned()).map_err(|_| TextError::InteriorNul)?;
         let bytes = c_text.as_bytes_with_nul();
         let base = bytes.as_ptr() as usize;
         let limit = bytes.len();
@@ -227,6 +234,74 @@ impl EspeakGuard {
         }
         Ok(out)
     }
+}
+
+/// Letter bytes a run of dotted single letters ("F.B.I") may hold; see [`make_safe`].
+pub const MAX_DOTTED_LETTER_BYTES: usize = 40;
+
+/// Characters espeak-ng 1.51 drops before it splits words (`chars_ignore_default`: soft
+/// hyphen, zero-width non-joiner), and, to be safe, every other invisible format character:
+/// they must not hide a run from [`make_safe`].
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+}
+
+/// `text` with every run of dotted single letters ("a.b.c.d…") cut into runs of at most
+/// [`MAX_DOTTED_LETTER_BYTES`] letter bytes, by turning the dot that would overflow into a
+/// space. Byte offsets are kept (a `.` and a space are one byte each); text without such a
+/// run is returned as it is.
+///
+/// Why: espeak-ng 1.51 reads single letters separated by dots as one abbreviation
+/// (`CheckDottedAbbrev` in translate.c) and copies their bytes into `char word_buf[80]` on the
+/// stack without a bound. 85 ASCII letters ("W.W.W…", which is how the normaliser spells
+/// an 85-letter capital word) overwrite the stack guard and the process aborts with "stack
+/// smashing detected"; fewer letters of two to four bytes do it sooner (60 "é.", 39 "𝐀.").
+/// A letter is counted as 4 bytes unless it is ASCII (espeak lower-cases it first, which can
+/// lengthen it), and 40 leaves room for the run's last letter without a dot and for "'s".
+pub fn make_safe(text: &str) -> Cow<'_, str> {
+    let mut cut: Vec<usize> = Vec::new();
+    // Letter bytes in the current run, the last dot of the run, and the element since it.
+    let (mut run, mut last_dot) = (0usize, None::<usize>);
+    let (mut elem_chars, mut elem_bytes) = (0usize, 0usize);
+    for (i, c) in text.char_indices() {
+        if invisible(c) {
+            continue;
+        }
+        if c.is_whitespace() {
+            (run, last_dot, elem_chars, elem_bytes) = (0, None, 0, 0);
+        } else if c == '.' {
+            if elem_chars == 1 {
+                if run + elem_bytes > MAX_DOTTED_LETTER_BYTES
+                    && let Some(d) = last_dot
+                {
+                    cut.push(d);
+                    run = 0;
+                }
+                run += elem_bytes;
+                last_dot = Some(i);
+            } else {
+                // ".." or a longer element ("ab."): espeak's run ends here.
+                (run, last_dot) = (0, None);
+            }
+            (elem_chars, elem_bytes) = (0, 0);
+        } else {
+            elem_chars += 1;
+            elem_bytes += if c.is_ascii() { 1 } else { 4 };
+        }
+    }
+    if cut.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut next = cut.iter().copied().peekable();
+    for (i, c) in text.char_indices() {
+        if next.next_if_eq(&i).is_some() {
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// The version string of the linked libespeak-ng (e.g. "1.51") and its data path.

@@ -37,7 +37,8 @@ struct SentencePhonemes {
 /// embedded command) and DEL, and U+FFFD (what lossy decoding leaves of binary junk: espeak's
 /// `espeakCHARS_AUTO` decoder, which Piper uses, would re-read it as three Latin-1 letters
 /// and speak them), and the characters of `kept_from_espeak`. Newline, carriage return and
-/// tab are kept: blank lines are paragraph breaks for espeak.
+/// tab are kept: blank lines are paragraph breaks for espeak. Last, runs of dotted letters
+/// that would overflow espeak-ng 1.51's buffer are cut ([`super::espeak::make_safe`]).
 fn sanitise(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -50,7 +51,10 @@ fn sanitise(text: &str) -> String {
             out.push(c);
         }
     }
-    out
+    match super::espeak::make_safe(&out) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(safe) => safe,
+    }
 }
 
 /// Characters of scripts other than Latin, Greek and Cyrillic (and their digits and
@@ -465,6 +469,54 @@ mod tests {
         }
         assert!(!phonemize("a \u{58d} b", "en-us").unwrap().is_empty());
         assert_eq!(sanitise("日本"), " ".repeat(6));
+    }
+
+    #[test]
+    fn dotted_letter_runs_that_overflow_espeak_151_are_cut() {
+        use crate::espeak::{MAX_DOTTED_LETTER_BYTES, make_safe};
+        // Each of these aborted the process ("stack smashing detected") inside
+        // espeak_TextToPhonemes before `make_safe`; 85 "W." is what the normaliser makes of
+        // 85 capital W's.
+        for (unit, n) in [("W.", 85), ("W.", 120), ("é.", 60), ("ж.", 60), ("𝐀.", 39)] {
+            let text = unit.repeat(n);
+            let safe = make_safe(&text);
+            assert_eq!(safe.len(), text.len(), "{unit}×{n}: byte offsets kept");
+            for run in safe.split(' ') {
+                let letters = run.chars().filter(|&c| c != '.');
+                let bytes: usize = letters.map(|c| if c.is_ascii() { 1 } else { 4 }).sum();
+                assert!(
+                    bytes <= MAX_DOTTED_LETTER_BYTES + 4,
+                    "{unit}×{n}: run {run:?}"
+                );
+            }
+            // Read, or (𝐀, which espeak does not know) silent; never an abort.
+            let said = phonemize(&text, "en-us").unwrap();
+            assert!(unit == "𝐀." || !said.is_empty(), "{unit}×{n}");
+        }
+        // Hidden by characters espeak drops, in brackets, through the normaliser.
+        let hidden = "W.\u{ad}".repeat(90);
+        assert!(make_safe(&hidden).contains(' '));
+        assert!(!phonemize(&hidden, "en-us").unwrap().is_empty());
+        for raw in [
+            "W".repeat(85),
+            format!("({})", "W".repeat(90)),
+            "W".repeat(120),
+        ] {
+            let opts = crate::segment::SegmentOptions::default();
+            for seg in crate::segment::segments(&raw, &opts) {
+                assert!(!phonemize(&seg.text, "en-us").unwrap().is_empty());
+            }
+        }
+        // Ordinary abbreviations are left alone.
+        for t in [
+            "F.B.I",
+            "U.S.A.'s",
+            "e.g. this",
+            "a.b.c.d.e.f.g.h.i.j.k.l.m.n",
+            "1.2.3",
+        ] {
+            assert_eq!(make_safe(t), t);
+        }
     }
 
     #[test]
