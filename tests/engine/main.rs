@@ -1,3 +1,4 @@
 //! Integration tests: engine.
+mod bounded;
 mod cli_speak;
 mod streaming_engine;

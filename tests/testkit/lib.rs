@@ -3,6 +3,7 @@
 
 pub mod audio;
 pub mod engine;
+pub mod limits;
 pub mod npy;
 
 use hark_voice::tensor::Tensor;

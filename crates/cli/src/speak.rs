@@ -27,6 +27,9 @@ pub struct SpeakArgs {
     /// Frames per engine step when playing (default: adaptive).
     #[arg(long, conflicts_with = "out")]
     steps: Option<usize>,
+    /// Read the text even when it is mostly not words (binary data, random characters).
+    #[arg(long)]
+    any_text: bool,
     /// The text to speak, or `-` to read stdin.
     text: Option<String>,
 }
@@ -47,6 +50,9 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
         Some(_) => None,
         None => Some(super::read_text_arg(args.text.clone())?),
     };
+    if let Some(t) = &text {
+        check_text(t, args.any_text, !args.voice.raw)?;
+    }
     if let (None, Some(t)) = (&args.out, &text) {
         return play_streaming(&args, voice, t);
     }
@@ -78,6 +84,30 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
             speak(&mut |s| player.write(s).map_err(|e| e.to_string()))?;
             player.finish()?;
         }
+    }
+    Ok(())
+}
+
+/// Refuses text that is mostly not words unless `any_text`, and says which long runs are
+/// announced rather than read (`normalized`: the normaliser announces them).
+fn check_text(text: &str, any_text: bool, normalized: bool) -> anyhow::Result<()> {
+    let v = hark_text::assess(text);
+    if !v.mostly_words() && !any_text {
+        anyhow::bail!(
+            "the text is mostly not words (only {:.0}% of its {} characters are in words: \
+             binary data or random characters?), so it is not read; use --any-text to read it \
+             anyway",
+            100.0 * v.word_share(),
+            v.chars
+        );
+    }
+    if normalized && v.long_runs > 0 {
+        eprintln!(
+            "hark: note: {} run(s) of more than {} characters without a space are not read \
+             out; each is announced as \"N characters skipped\"",
+            v.long_runs,
+            hark_text::normalize::MAX_RUN_CHARS
+        );
     }
     Ok(())
 }

@@ -184,19 +184,19 @@ impl Synthesizer {
         }
         let cfg = &self.voice.config;
         let mut report = SpeakReport::default();
-        let pieces: Vec<String> = if self.normalize {
-            hark_text::segment::segments(raw, &self.segment)
-                .into_iter()
-                .map(|s| s.text)
-                .collect()
+        // Normalised segments are made as they are spoken, so a long text is never held whole.
+        let pieces: Box<dyn Iterator<Item = String>> = if self.normalize {
+            Box::new(hark_text::segment::Segments::new(raw, &self.segment).map(|s| s.text))
         } else {
-            hark_text::split_sentences(raw, MAX_PIECE_CHARS)
-                .into_iter()
-                .map(|r| raw[r].to_string())
-                .collect()
+            Box::new(
+                hark_text::split_sentences(raw, MAX_PIECE_CHARS)
+                    .into_iter()
+                    .map(|r| raw[r].to_string()),
+            )
         };
-        for piece in &pieces {
-            for sentence in hark_text::text_to_ids(piece, &cfg.espeak_voice, &cfg.phoneme_id_map)? {
+        for piece in pieces {
+            for sentence in hark_text::text_to_ids(&piece, &cfg.espeak_voice, &cfg.phoneme_id_map)?
+            {
                 // BOS, PAD, EOS alone: nothing audible to say.
                 if sentence.ids.len() <= 3 {
                     continue;

@@ -17,21 +17,26 @@ pub struct Segmenter {
 
 impl Segmenter {
     /// Segments of `text`; `first` asks for a short first segment (start of an utterance).
-    pub fn segments(&self, text: &str, first: bool) -> Vec<Segment> {
+    /// Normalised segments are made as they are taken, block by block, so a long text is
+    /// never normalised whole.
+    pub fn segments<'a>(
+        &self,
+        text: &'a str,
+        first: bool,
+    ) -> Box<dyn Iterator<Item = Segment> + 'a> {
         if !self.normalize {
-            return segments(text, first);
+            return Box::new(segments(text, first).into_iter());
         }
         let mut opts = self.options.clone();
         if !first {
             opts.first_max_chars = opts.max_chars;
         }
-        hark_text::segment::segments(text, &opts)
-            .into_iter()
-            .map(|s| Segment {
+        Box::new(
+            hark_text::segment::Segments::new(text, &opts).map(|s| Segment {
                 range: s.range,
                 text: s.text,
-            })
-            .collect()
+            }),
+        )
     }
 }
 

@@ -1,13 +1,17 @@
 //! Text front-end: raw text → clauses → espeak-ng IPA → the voice's phoneme ids.
 
+mod assess;
 mod clause;
 pub mod espeak;
 pub mod normalize;
 pub mod phonemes;
 pub mod segment;
 
+pub use assess::{MIN_ASSESSED_CHARS, MIN_WORD_SHARE, Verdict, assess};
 pub use espeak::espeak_version;
-pub use phonemes::{Sentence, phoneme_ids, phonemize, split_sentences, text_to_ids};
+pub use phonemes::{
+    MAX_SENTENCE_PHONEMES, Sentence, phoneme_ids, phonemize, split_sentences, text_to_ids,
+};
 
 /// Errors of the text front-end. Messages never contain the user's text.
 #[derive(Debug, Clone, thiserror::Error)]

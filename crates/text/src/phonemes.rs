@@ -231,8 +231,17 @@ pub fn phoneme_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> (Vec<
     (ids, missing)
 }
 
+/// The most phonemes synthesised as one sentence: about 90 words or 20 seconds of speech.
+/// The model's cost grows faster than linearly with a sentence's length (the encoder's
+/// attention is T×T, the decoder holds all its frames), so a longer sentence is cut (see
+/// [`text_to_ids`]); no ordinary sentence is that long.
+pub const MAX_SENTENCE_PHONEMES: usize = 400;
+
 /// Phonemise `text` and map each sentence to ids. Sentences with nothing to speak (only
 /// punctuation and spaces) are left out, so a text with no speakable phonemes gives `Ok([])`.
+/// A sentence of more than [`MAX_SENTENCE_PHONEMES`] phonemes becomes several, cut after a
+/// clause mark (`, ` `; ` `: `) in the second half of the limit, else between words, else
+/// at the limit; each piece reports the whole sentence's range.
 pub fn text_to_ids(
     text: &str,
     espeak_voice: &str,
@@ -240,21 +249,41 @@ pub fn text_to_ids(
 ) -> Result<Vec<Sentence>, TextError> {
     let mut out = Vec::new();
     for s in phonemize_ranges(text, espeak_voice)? {
-        let speakable = s
-            .phonemes
-            .iter()
-            .any(|&c| !c.is_whitespace() && clause::punct_class(c).is_none());
-        if !speakable {
-            continue;
+        for piece in cut_phonemes(&s.phonemes, MAX_SENTENCE_PHONEMES) {
+            let speakable = piece
+                .iter()
+                .any(|&c| !c.is_whitespace() && clause::punct_class(c).is_none());
+            if !speakable {
+                continue;
+            }
+            let (ids, _missing) = phoneme_ids(piece, map);
+            out.push(Sentence {
+                text_range: s.range.clone(),
+                phonemes: piece.iter().collect(),
+                ids,
+            });
         }
-        let (ids, _missing) = phoneme_ids(&s.phonemes, map);
-        out.push(Sentence {
-            text_range: s.range,
-            phonemes: s.phonemes.iter().collect(),
-            ids,
-        });
     }
     Ok(out)
+}
+
+/// `phonemes` in pieces of at most `max` (see [`text_to_ids`]).
+fn cut_phonemes(phonemes: &[char], max: usize) -> Vec<&[char]> {
+    let max = max.max(2);
+    let mut pieces = Vec::new();
+    let mut rest = phonemes;
+    while rest.len() > max {
+        let w = &rest[..max];
+        let after_clause = (max / 2..max)
+            .rev()
+            .find(|&k| w[k] == ' ' && matches!(w[k - 1], ',' | ';' | ':'));
+        let after_word = || (1..max).rev().find(|&k| w[k] == ' ');
+        let cut = after_clause.or_else(after_word).map_or(max, |k| k + 1);
+        pieces.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    pieces.push(rest);
+    pieces
 }
 
 /// Split `text` into consecutive byte ranges, one sentence each, of at most `max_chars`
@@ -266,9 +295,40 @@ pub fn text_to_ids(
 /// which espeak reads as an abbreviation — and at blank lines (paragraphs). A single newline
 /// is not a sentence end for espeak (hard-wrapped text), so it is only preferred when a piece
 /// longer than `max_chars` must be cut; otherwise such a piece is cut at whitespace, and a
-/// single word longer than `max_chars` is kept whole.
+/// single word longer than `max_chars` is cut at `max_chars` characters.
 /// The ranges cover the whole text, in order, without gaps, and lie on char boundaries.
+/// A text longer than [`crate::normalize::BLOCK_BYTES`] is split block by block, as the
+/// normaliser cuts it, so the working memory stays bounded.
 pub fn split_sentences(text: &str, max_chars: usize) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let block = crate::normalize::next_block(text, at, crate::normalize::BLOCK_BYTES);
+        let base = block.range.start;
+        if block.run.is_some() {
+            // One word longer than a block: cut every `max_chars` characters.
+            let word = &text[block.range.clone()];
+            let mut start = 0;
+            for (k, (off, _)) in word.char_indices().enumerate() {
+                if k > 0 && k % max_chars.max(1) == 0 {
+                    ranges.push(base + start..base + off);
+                    start = off;
+                }
+            }
+            ranges.push(base + start..block.range.end);
+        } else {
+            ranges.extend(
+                split_block(&text[block.range.clone()], max_chars)
+                    .into_iter()
+                    .map(|r| base + r.start..base + r.end),
+            );
+        }
+        at = block.range.end;
+    }
+    ranges
+}
+
+fn split_block(text: &str, max_chars: usize) -> Vec<Range<usize>> {
     let max_chars = max_chars.max(1);
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let n = chars.len();
@@ -353,12 +413,8 @@ pub fn split_sentences(text: &str, max_chars: usize) -> Vec<Range<usize>> {
                     });
             }
         }
-        let cut = cut.unwrap_or_else(|| {
-            // One word longer than max_chars: keep it whole, end after the next whitespace.
-            (limit..n)
-                .find(|&k| chars[k].1.is_whitespace())
-                .map_or(n, |k| k + 1)
-        });
+        // One word longer than max_chars: cut it at the limit.
+        let cut = cut.unwrap_or(limit);
         ranges.push(byte_at(start)..byte_at(cut));
         start = cut;
     }
@@ -520,6 +576,45 @@ mod tests {
     }
 
     #[test]
+    fn long_sentences_are_cut_into_bounded_pieces() {
+        let map = toy_map();
+        // 300 words without punctuation: one sentence for espeak.
+        let text = "word ".repeat(300);
+        let sentences = text_to_ids(&text, "en-us", &map).unwrap();
+        assert!(sentences.len() >= 3, "{}", sentences.len());
+        for s in &sentences {
+            assert!(s.phonemes.chars().count() <= MAX_SENTENCE_PHONEMES);
+            assert!(s.ids.len() <= 2 * MAX_SENTENCE_PHONEMES + 3);
+            assert_eq!(s.text_range, sentences[0].text_range);
+        }
+        let all: String = sentences.iter().map(|s| s.phonemes.as_str()).collect();
+        let whole: String = phonemize(&text, "en-us")
+            .unwrap()
+            .concat()
+            .into_iter()
+            .collect();
+        assert_eq!(all, whole, "nothing lost or added");
+        // Cuts prefer clause marks, then spaces; a piece without either is cut at the limit.
+        let p: Vec<char> = "ab cd, ef gh ij".chars().collect();
+        let got: Vec<String> = cut_phonemes(&p, 10)
+            .iter()
+            .map(|x| x.iter().collect())
+            .collect();
+        assert_eq!(got, ["ab cd, ", "ef gh ij"]);
+        let got: Vec<String> = cut_phonemes(&p[7..], 4)
+            .iter()
+            .map(|x| x.iter().collect())
+            .collect();
+        assert_eq!(got, ["ef ", "gh ", "ij"]);
+        let solid: Vec<char> = "x".repeat(25).chars().collect();
+        let lens: Vec<usize> = cut_phonemes(&solid, 10).iter().map(|x| x.len()).collect();
+        assert_eq!(lens, [10, 10, 5]);
+        // An ordinary sentence is one piece.
+        let one = "The quick brown fox jumps over the lazy dog, twice.";
+        assert_eq!(text_to_ids(one, "en-us", &map).unwrap().len(), 1);
+    }
+
+    #[test]
     fn empty_and_whitespace_text() {
         let map = toy_map();
         assert!(phonemize("", "en-us").unwrap().is_empty());
@@ -646,12 +741,28 @@ mod tests {
             assert!(long[r.clone()].chars().count() <= 12);
             assert!(long[r].ends_with(' '));
         }
+        // A word longer than the limit is cut at the limit.
         let giant = format!("a {} b", "x".repeat(40));
         let parts: Vec<String> = split_sentences(&giant, 10)
             .into_iter()
             .map(|r| giant[r].to_string())
             .collect();
-        assert!(parts.iter().any(|p| p.contains(&"x".repeat(40))));
+        assert_eq!(
+            parts,
+            [
+                "a ",
+                "xxxxxxxxxx",
+                "xxxxxxxxxx",
+                "xxxxxxxxxx",
+                "xxxxxxxxxx",
+                " b"
+            ]
+        );
+        // Longer than a block: still split, in bounded pieces.
+        let huge = "y".repeat(3 * crate::normalize::BLOCK_BYTES);
+        let r = split_sentences(&huge, 2000);
+        assert_eq!(r.len(), huge.len().div_ceil(2000));
+        assert!(r.iter().all(|r| r.len() <= 2000));
     }
 
     proptest! {
@@ -666,11 +777,14 @@ mod tests {
                 pos = r.end;
             }
             prop_assert_eq!(pos, text.len());
-            // Never mid-word: every cut is after whitespace or sentence punctuation context.
+            // Never mid-word, unless the word is longer than the limit: every cut is after
+            // whitespace or sentence punctuation context.
             for r in &ranges[..ranges.len().saturating_sub(1)] {
                 let before = text[..r.end].chars().next_back().unwrap();
                 let after = text[r.end..].chars().next().unwrap();
-                prop_assert!(before.is_whitespace() || after.is_whitespace() || !before.is_alphanumeric() || !after.is_alphanumeric());
+                let long_word = text[r.clone()].chars().count() == max.max(1)
+                    && !text[r.clone()].contains(char::is_whitespace);
+                prop_assert!(long_word || before.is_whitespace() || after.is_whitespace() || !before.is_alphanumeric() || !after.is_alphanumeric());
             }
         }
 

@@ -7,11 +7,12 @@
 //! Cuts are made only between normaliser pieces, so each segment maps back to whole input
 //! characters.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::normalize::{NormalizeOptions, Normalized, normalize};
+use super::normalize::{BLOCK_BYTES, NormalizeOptions, Normalized, next_block, normalize_block};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -53,8 +54,80 @@ const CONJUNCTIONS: &[&str] = &[
 
 /// Normalise and segment `text`.
 pub fn segments(text: &str, opts: &SegmentOptions) -> Vec<Segment> {
-    let n = normalize(text, &opts.normalize);
-    segments_of(&n, text.len(), opts)
+    Segments::new(text, opts).collect()
+}
+
+/// The segments of a text, normalised and cut one block ([`BLOCK_BYTES`]) at a time as they
+/// are asked for: the memory held does not grow with the text, and the first segment of a
+/// long text is ready as soon as its first block is normalised. Yields what [`segments`]
+/// returns.
+pub struct Segments<'a> {
+    text: &'a str,
+    opts: SegmentOptions,
+    /// Input bytes already normalised.
+    at: usize,
+    /// Cut from the blocks so far, not yet handed out.
+    ready: VecDeque<Segment>,
+    /// The last segment handed out runs to the start of the next one: held until that exists.
+    held: Option<Segment>,
+    started: bool,
+}
+
+impl<'a> Segments<'a> {
+    pub fn new(text: &'a str, opts: &SegmentOptions) -> Self {
+        Self {
+            text,
+            opts: opts.clone(),
+            at: 0,
+            ready: VecDeque::new(),
+            held: None,
+            started: false,
+        }
+    }
+
+    /// Normalises and cuts the next block into `ready`.
+    fn fill(&mut self) {
+        let block = next_block(self.text, self.at, BLOCK_BYTES);
+        let n = normalize_block(self.text, &block, &self.opts.normalize);
+        let base = block.range.start;
+        for mut s in segments_of(&n, block.range.len(), &self.opts) {
+            s.range = base + s.range.start..base + s.range.end;
+            self.ready.push_back(s);
+        }
+        if !self.ready.is_empty() {
+            // Only the text's first segment gets the short budget.
+            self.opts.first_max_chars = self.opts.max_chars;
+        }
+        self.at = block.range.end;
+    }
+}
+
+impl Iterator for Segments<'_> {
+    type Item = Segment;
+
+    fn next(&mut self) -> Option<Segment> {
+        loop {
+            if let Some(mut next) = self.ready.pop_front() {
+                if !self.started {
+                    // Segments tile the text from its start.
+                    next.range.start = 0;
+                    self.started = true;
+                }
+                let start = next.range.start;
+                if let Some(mut done) = self.held.replace(next) {
+                    done.range.end = start;
+                    return Some(done);
+                }
+                continue;
+            }
+            if self.at >= self.text.len() {
+                let mut last = self.held.take()?;
+                last.range.end = self.text.len();
+                return Some(last);
+            }
+            self.fill();
+        }
+    }
 }
 
 /// Segment already-normalised text; `input_len` is the length of the original text.
@@ -235,4 +308,60 @@ fn first_clause(n: &Normalized, start: usize, end: usize, budget: usize) -> Opti
         .or_else(|| all.iter().rev().find(|c| c.chars <= budget))
         .or_else(|| all.first())
         .map(|c| c.at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_tiles(text: &str, segs: &[Segment]) {
+        let mut at = 0;
+        for s in segs {
+            assert_eq!(s.range.start, at);
+            assert!(s.range.end > s.range.start && text.is_char_boundary(s.range.end));
+            at = s.range.end;
+        }
+        assert_eq!(at, text.len());
+    }
+
+    #[test]
+    fn a_long_text_is_segmented_lazily_block_by_block() {
+        let opts = SegmentOptions::default();
+        let para = "The cat sat on the mat. It was happy, and the dog was not.\n\n";
+        let text = para.repeat(4 * BLOCK_BYTES / para.len());
+        let mut it = Segments::new(&text, &opts);
+        let first = it.next().unwrap();
+        assert!(it.at <= BLOCK_BYTES, "only the first block is normalised");
+        assert_eq!(first.range.start, 0);
+        let mut all = vec![first];
+        all.extend(it);
+        assert_tiles(&text, &all);
+        assert_eq!(all.len(), 2 * text.matches(para).count());
+        // The short first budget applies to the text's first segment only.
+        let whole = segments(&text, &opts);
+        assert_eq!(whole, all);
+    }
+
+    #[test]
+    fn silent_blocks_and_long_runs_keep_the_tiling() {
+        let opts = SegmentOptions::default();
+        let text = format!(
+            "Hello there.\n{}\n{} and after.",
+            ". ".repeat(BLOCK_BYTES),
+            "x".repeat(3 * BLOCK_BYTES)
+        );
+        let segs = segments(&text, &opts);
+        assert_tiles(&text, &segs);
+        let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Hello there.",
+                "one hundred ninety-six thousand six hundred eight characters skipped.",
+                "and after."
+            ]
+        );
+        assert!(segments("", &opts).is_empty());
+        assert!(segments(&" ".repeat(2 * BLOCK_BYTES), &opts).is_empty());
+    }
 }

@@ -83,7 +83,7 @@ pub fn measure(voice: &Voice, text: &str, device_rate: u32, runs: usize) -> anyh
     let mut last = None;
     for run in 0..=runs {
         let t0 = Instant::now();
-        let segments = segmenter.segments(text, true);
+        let segments: Vec<_> = segmenter.segments(text, true).collect();
         let seg_ms = ms_since(t0);
         let first = segments
             .first()
