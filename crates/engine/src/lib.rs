@@ -195,8 +195,14 @@ impl Synthesizer {
             )
         };
         for piece in pieces {
-            for sentence in hark_text::text_to_ids(&piece, &cfg.espeak_voice, &cfg.phoneme_id_map)?
-            {
+            let ids = hark_text::text_to_ids(&piece, &cfg.espeak_voice, &cfg.phoneme_id_map);
+            let sentences = match ids {
+                Ok(s) => s,
+                // espeak-ng died on this piece in its child (logged there): skip the piece.
+                Err(hark_text::TextError::EspeakCrashed(_)) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            for sentence in sentences {
                 // BOS, PAD, EOS alone: nothing audible to say.
                 if sentence.ids.len() <= 3 {
                     continue;

@@ -9,6 +9,8 @@ pub struct Overrides {
     pub warm_up: bool,
     /// `HARK_AUDIO_BUFFER_MS` (1–500): the device callback period to ask for.
     pub audio_buffer_ms: Option<u32>,
+    /// `HARK_ESPEAK_IN_PROCESS=1`: espeak-ng runs in this process, not in a child.
+    pub espeak_in_process: bool,
 }
 
 impl Default for Overrides {
@@ -16,6 +18,7 @@ impl Default for Overrides {
         Self {
             warm_up: true,
             audio_buffer_ms: None,
+            espeak_in_process: false,
         }
     }
 }
@@ -33,6 +36,7 @@ impl Overrides {
             audio_buffer_ms: var("HARK_AUDIO_BUFFER_MS")
                 .and_then(|v| v.parse::<u32>().ok())
                 .filter(|ms| (1..=500).contains(ms)),
+            espeak_in_process: var("HARK_ESPEAK_IN_PROCESS").is_some_and(|v| v == "1"),
         }
     }
 }

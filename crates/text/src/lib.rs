@@ -3,6 +3,7 @@
 mod assess;
 mod clause;
 pub mod espeak;
+pub mod espeak_child;
 pub mod normalize;
 pub mod phonemes;
 pub mod segment;
@@ -25,6 +26,10 @@ pub enum TextError {
     /// espeak-ng reported a problem while phonemising.
     #[error("espeak-ng: {0}")]
     Espeak(String),
+    /// espeak-ng, in its child process, died or hung on this text (it is restarted for the
+    /// next): the text is lost, nothing else.
+    #[error("{0}")]
+    EspeakCrashed(String),
     /// The text still contained NUL after sanitising (a bug).
     #[error("text contains a NUL character")]
     InteriorNul,
