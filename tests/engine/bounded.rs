@@ -65,6 +65,19 @@ fn pathological_inputs_stay_within_400_mb() {
         // Not words by `assess`, read when asked: each is spelled, "W.W.W…".
         ("eight 90-letter capital words", capitals, &["--any-text"]),
     ];
+    // The playing path too: the streaming engine, its audio dropped (no device here).
+    for input in [vec![b'x'; 2 << 20], vec![b'W'; 85]] {
+        let mut cmd = Command::new(HARK);
+        cmd.args(["speak", "--backend", "cpu", "--discard", "-"])
+            .env("HARK_VOICES_DIR", voices);
+        let r = run_limited(cmd, &input, LIMIT_MB);
+        assert!(r.status.success(), "engine: {:?}: {}", r.status, r.stderr);
+        assert!(
+            r.max_rss_kb <= MAX_RSS_KB,
+            "engine: {} kB peak",
+            r.max_rss_kb
+        );
+    }
     for (what, input, extra) in inputs {
         let r = speak(voices, &wav, extra, &input);
         eprintln!("{what}: {} kB peak", r.max_rss_kb);
@@ -153,5 +166,47 @@ fn a_failed_out_leaves_no_file_and_keeps_an_old_one() {
             r.stderr
         );
         assert!(files_in(&ro).is_empty());
+    }
+}
+
+#[test]
+fn an_interrupted_out_leaves_nothing_behind() {
+    let Some(voices) = installed_voices_dir(HARK) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wav = dir.path().join("i.wav");
+    let text = "A sentence among many, long enough to be interrupted. ".repeat(400);
+    for signal in ["TERM", "INT"] {
+        let mut child = Command::new(HARK)
+            .args(["speak", "--backend", "cpu", "--out"])
+            .arg(&wav)
+            .arg(&text)
+            .env("HARK_VOICES_DIR", voices)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        // Wait for the partial file to hold some audio, then interrupt.
+        let start = std::time::Instant::now();
+        while files_in(dir.path()).is_empty() && start.elapsed().as_secs() < 60 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(
+            files_in(dir.path()).len(),
+            1,
+            "a partial file while writing"
+        );
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        let status = child.wait().expect("wait");
+        assert!(!status.success(), "SIG{signal}: {status:?}");
+        assert!(
+            files_in(dir.path()).is_empty(),
+            "SIG{signal}: {:?}",
+            files_in(dir.path())
+        );
     }
 }

@@ -30,6 +30,10 @@ pub struct SpeakArgs {
     /// Read the text even when it is mostly not words (binary data, random characters).
     #[arg(long)]
     any_text: bool,
+    /// Speak through the streaming engine as fast as it goes, and drop the audio: no device
+    /// (tests and measurements of the playing path).
+    #[arg(long, hide = true, conflicts_with = "out")]
+    discard: bool,
     /// The text to speak, or `-` to read stdin.
     text: Option<String>,
 }
@@ -75,6 +79,7 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
     };
     match &args.out {
         Some(path) => {
+            hark_audio::remove_partial_on_signals();
             let mut wav = WavSink::create(path, rate, args.format)?;
             speak(&mut |s| wav.write(s).map_err(|e| e.to_string()))?;
             wav.finish()?;
@@ -119,6 +124,9 @@ fn play_streaming(args: &SpeakArgs, voice: Voice, text: &str) -> anyhow::Result<
     let mut cfg = args.voice.engine_config(voice, args.steps)?;
     // One utterance, at once: a warm-up would only come before it.
     cfg.warm_up = false;
+    if args.discard {
+        cfg.output = hark_engine::Output::None;
+    }
     let (engine, mut events) = Engine::start(cfg).context("cannot play audio")?;
     let id = engine.speak(text, Mode::Queue);
     let (mut started, mut failure) = (false, None);
@@ -144,7 +152,9 @@ fn play_streaming(args: &SpeakArgs, voice: Voice, text: &str) -> anyhow::Result<
             .map(anyhow::Error::msg)
             .unwrap_or_else(|| EngineError::NothingSpeakable.into()));
     }
-    std::thread::sleep(device_tail(&engine));
+    if !args.discard {
+        std::thread::sleep(device_tail(&engine));
+    }
     drop(engine);
     Ok(())
 }
