@@ -23,6 +23,21 @@ fn speak(voices: &Path, out: &Path, extra: &[&str], input: &[u8]) -> Limited {
     run_limited(cmd, input, LIMIT_MB)
 }
 
+/// Asserts that `dir` holds no file at all.
+fn assert_empty(dir: &Path) {
+    let left = files_in(dir);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Asserts that the run failed and said `what`.
+fn assert_failed(r: &Limited, what: &str) {
+    assert!(
+        !r.status.success() && r.stderr.contains(what),
+        "{}",
+        r.stderr
+    );
+}
+
 fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .expect("read dir")
@@ -32,26 +47,23 @@ fn files_in(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Random-looking bytes from a fixed seed (xorshift), for reproducible junk.
-fn junk(n: usize, mut state: u64) -> Vec<u8> {
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect()
+/// The voices folder, a temp dir and a WAV path in it, or `None` (skipped: no voice).
+fn setup(name: &str) -> Option<(&'static Path, tempfile::TempDir, std::path::PathBuf)> {
+    let voices = installed_voices_dir(HARK)?;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wav = dir.path().join(name);
+    Some((voices, dir, wav))
 }
 
 #[test]
 fn pathological_inputs_stay_within_400_mb() {
-    let Some(voices) = installed_voices_dir(HARK) else {
+    let Some((voices, _dir, wav)) = setup("p.wav") else {
         return;
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let wav = dir.path().join("p.wav");
-    let digits: Vec<u8> = junk(1 << 20, 7).iter().map(|b| b'0' + b % 10).collect();
+    let digits: Vec<u8> = testkit::junk_bytes(1 << 20, 7)
+        .iter()
+        .map(|b| b'0' + b % 10)
+        .collect();
     let capitals = format!("{} ", "W".repeat(90)).repeat(8).into_bytes();
     let inputs: [(&str, Vec<u8>, &[&str]); 5] = [
         ("one 2 MB word", vec![b'x'; 2 << 20], &[]),
@@ -99,48 +111,28 @@ fn pathological_inputs_stay_within_400_mb() {
 
 #[test]
 fn text_that_is_mostly_not_words_is_refused_unless_asked() {
-    let Some(voices) = installed_voices_dir(HARK) else {
+    let Some((voices, dir, wav)) = setup("r.wav") else {
         return;
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let wav = dir.path().join("r.wav");
-    let r = speak(voices, &wav, &[], &junk(256 << 10, 11));
-    assert!(!r.status.success());
-    assert!(
-        r.stderr.contains("mostly not words") && r.stderr.contains("--any-text"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        files_in(dir.path()).is_empty(),
-        "{:?}",
-        files_in(dir.path())
-    );
+    let r = speak(voices, &wav, &[], &testkit::junk_bytes(256 << 10, 11));
+    assert_failed(&r, "mostly not words");
+    assert!(r.stderr.contains("--any-text"), "{}", r.stderr);
+    assert_empty(dir.path());
     // Asked for, a little junk is read.
-    let r = speak(voices, &wav, &["--any-text"], &junk(300, 11));
+    let r = speak(voices, &wav, &["--any-text"], &testkit::junk_bytes(300, 11));
     assert!(r.status.success(), "{}", r.stderr);
     assert!(hound::WavReader::open(&wav).is_ok());
 }
 
 #[test]
 fn a_failed_out_leaves_no_file_and_keeps_an_old_one() {
-    let Some(voices) = installed_voices_dir(HARK) else {
+    let Some((voices, dir, wav)) = setup("f.wav") else {
         return;
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let wav = dir.path().join("f.wav");
     // Nothing speakable: an error, and no file at all.
     let r = speak(voices, &wav, &[], b"... ?!");
-    assert!(
-        !r.status.success() && r.stderr.contains("no speakable"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        files_in(dir.path()).is_empty(),
-        "{:?}",
-        files_in(dir.path())
-    );
+    assert_failed(&r, "no speakable");
+    assert_empty(dir.path());
     // An older file is left as it was.
     std::fs::write(&wav, b"old").expect("write");
     let r = speak(voices, &wav, &[], b"... ?!");
@@ -149,11 +141,7 @@ fn a_failed_out_leaves_no_file_and_keeps_an_old_one() {
     assert_eq!(files_in(dir.path()), ["f.wav"]);
     // A folder that is not one, or (when not root) one that cannot be written: a clear error.
     let r = speak(voices, &wav.join("x.wav"), &[], b"Hello.");
-    assert!(
-        !r.status.success() && r.stderr.contains("cannot write WAV file"),
-        "{}",
-        r.stderr
-    );
+    assert_failed(&r, "cannot write WAV file");
     if !is_root() {
         use std::os::unix::fs::PermissionsExt;
         let ro = dir.path().join("ro");
@@ -171,11 +159,9 @@ fn a_failed_out_leaves_no_file_and_keeps_an_old_one() {
 
 #[test]
 fn an_interrupted_out_leaves_nothing_behind() {
-    let Some(voices) = installed_voices_dir(HARK) else {
+    let Some((voices, dir, wav)) = setup("i.wav") else {
         return;
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let wav = dir.path().join("i.wav");
     let text = "A sentence among many, long enough to be interrupted. ".repeat(400);
     for signal in ["TERM", "INT"] {
         let mut child = Command::new(HARK)

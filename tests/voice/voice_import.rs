@@ -456,16 +456,7 @@ fn truncated_onnx_is_rejected() {
 
 #[test]
 fn random_bytes_and_empty_file_are_rejected() {
-    // xorshift: deterministic "random" bytes without a seed dependency.
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    let noise: Vec<u8> = (0..100_000)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s as u8
-        })
-        .collect();
+    let noise = testkit::junk_bytes(100_000, 0x9E37_79B9_7F4A_7C15);
     let e = import_err(&case(&noise, &piper_json()));
     assert!(
         matches!(

@@ -133,14 +133,9 @@ mod tests {
         assert!(share(prose) > 0.9, "{}", share(prose));
         let code = r#"fn main() { let x = vec![1, 2, 3]; println!("{:?}", x.iter().map(|v| v * 2).collect::<Vec<_>>()); }"#;
         assert!(assess(&code.repeat(5)).mostly_words(), "{}", share(code));
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let bytes: Vec<u8> = (0..20_000)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
+        // Random-looking bytes: the top byte of a multiplicative hash of the index.
+        let bytes: Vec<u8> = (0..20_000u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
             .collect();
         let random = String::from_utf8_lossy(&bytes);
         let v = assess(&random);

@@ -628,6 +628,26 @@ mod tests {
     }
 
     #[test]
+    fn the_fuzzers_crash_inputs_are_safe() {
+        // What fuzz/espeak_raw found (kept in its corpus): espeak-ng 1.51 died on each, a SEGV
+        // or "buffer overflow detected", depending on what it had read before. All have "॥"
+        // before a bracket; the sanitiser blanks it now.
+        let inputs: [&[u8]; 3] = [
+            include_bytes!("../../../fuzz/corpus/espeak_raw/crash-segv-danda-bracket"),
+            include_bytes!("../../../fuzz/corpus/espeak_raw/crash-overflow-danda"),
+            include_bytes!("../../../fuzz/corpus/espeak_raw/crash-segv-danda-2"),
+        ];
+        for bytes in inputs {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(text.contains('\u{965}'));
+            assert!(!sanitise(&text).contains('\u{965}'));
+            for _ in 0..20 {
+                phonemize(&text, "en-us").unwrap();
+            }
+        }
+    }
+
+    #[test]
     fn empty_and_whitespace_text() {
         let map = toy_map();
         assert!(phonemize("", "en-us").unwrap().is_empty());
