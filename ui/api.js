@@ -1,7 +1,8 @@
 // @ts-check
 // The typed boundary between the UI and Rust: every command and event the UI uses, with the
-// payload shapes of src-tauri/src/{commands,events,settings,managers}. A Rust test
-// (commands::tests) checks that the command names and the Settings/Status keys match.
+// payload shapes of src-tauri/src/{state,settings}.rs. A Rust test (commands::tests) checks
+// that the command names, the Settings/Status keys and the backend and GPU engine <select>
+// values match.
 
 /** @typedef {"speak_selection"|"speak_clipboard"|"stop"|"pause_resume"|"toggle_auto_read"} ActionKey */
 
@@ -10,14 +11,16 @@
  *   pause_resume: string, toggle_auto_read: string }} Shortcuts
  */
 
+/** The engine's step mode, by its serde names. @typedef {"auto" | { fixed: number }} StepMode */
+
 /**
  * @typedef {{
  *   voice: string | null,
  *   rate: number,
- *   step_mode: "auto" | "fixed",
+ *   step_mode: StepMode,
  *   step_frames: number,
  *   volume: number,
- *   backend: "auto" | "gpu" | "cpu",
+ *   backend: "auto" | "cpu" | "cuda",
  *   gpu_engine: "auto" | "graph" | "persistent",
  *   noise_scale: number | null,
  *   noise_w: number | null,
@@ -32,11 +35,14 @@
 
 /** @typedef {"starting"|"ready"|"speaking"|"paused"|"no_voice"|"no_audio"|"error"} EngineState */
 
+/** @typedef {{ noise_scale: number, length_scale: number, noise_w: number }} Scales */
+
 /**
  * @typedef {{
  *   state: EngineState,
  *   message: string | null,
  *   voice: string | null,
+ *   voice_scales: Scales,
  *   backend: string | null,
  *   gpu: string | null,
  *   onset_ms: number | null,

@@ -102,6 +102,7 @@ function renderStatus(/** @type {Status} */ s) {
   $("gpu-note").textContent = s.gpu
     ? `GPU: ${s.gpu}. In use: ${s.backend ?? "starting"}.`
     : `No usable GPU found; Auto uses the CPU. In use: ${s.backend ?? "starting"}.`;
+  if (state) renderNoise(state.settings, s.voice_scales);
 }
 
 function renderSpeaking(/** @type {import("./api.js").Speaking} */ sp) {
@@ -182,10 +183,11 @@ function renderSettings(/** @type {Settings} */ s) {
   $("rate").setAttribute("aria-valuetext", `${s.rate.toFixed(2)} times normal speed`);
   setIfIdle($("volume"), Math.round(s.volume * 100));
   $("volume-out").textContent = `${Math.round(s.volume * 100)}%`;
-  $("steps-auto").checked = s.step_mode === "auto";
-  $("steps-fixed").checked = s.step_mode === "fixed";
+  const fixed = typeof s.step_mode === "object";
+  $("steps-auto").checked = !fixed;
+  $("steps-fixed").checked = fixed;
   setIfIdle($("step-frames"), s.step_frames);
-  $("step-frames").disabled = s.step_mode !== "fixed";
+  $("step-frames").disabled = !fixed;
   setIfIdle($("backend"), s.backend);
   setIfIdle($("gpu-engine"), s.gpu_engine);
   $("auto-read").checked = s.auto_read;
@@ -193,16 +195,21 @@ function renderSettings(/** @type {Settings} */ s) {
   $("save-history").checked = s.save_history;
   setIfIdle($("theme"), s.theme);
   setIfIdle($("text-scale"), String(s.text_scale));
-  const ns = s.noise_scale;
-  const nw = s.noise_w;
-  setIfIdle($("noise-scale"), ns ?? 0.667);
-  setIfIdle($("noise-w"), nw ?? 0.8);
-  $("noise-scale-out").textContent = ns == null ? "voice default" : ns.toFixed(2);
-  $("noise-w-out").textContent = nw == null ? "voice default" : nw.toFixed(2);
+  if (state) renderNoise(s, state.status.voice_scales);
   renderShortcuts(s);
   $("history-where").textContent = s.save_history
     ? "The last 20 items, also saved on this computer (turn off in Settings to delete them)."
     : "The last 20 items, in memory only: they are gone when Hark quits.";
+}
+
+/** The noise sliders: the setting, else the voice's own value (which Rust sends). */
+function renderNoise(/** @type {Settings} */ s, /** @type {import("./api.js").Scales} */ voice) {
+  const ns = s.noise_scale;
+  const nw = s.noise_w;
+  setIfIdle($("noise-scale"), ns ?? voice.noise_scale);
+  setIfIdle($("noise-w"), nw ?? voice.noise_w);
+  $("noise-scale-out").textContent = ns == null ? "voice default" : ns.toFixed(2);
+  $("noise-w-out").textContent = nw == null ? "voice default" : nw.toFixed(2);
 }
 
 function renderShortcuts(/** @type {Settings} */ s) {
@@ -285,8 +292,8 @@ function readForm() {
   s.voice = $("voice").value || null;
   s.rate = Number($("rate").value);
   s.volume = Number($("volume").value) / 100;
-  s.step_mode = $("steps-fixed").checked ? "fixed" : "auto";
   s.step_frames = Math.max(1, Math.round(Number($("step-frames").value) || 32));
+  s.step_mode = $("steps-fixed").checked ? { fixed: s.step_frames } : "auto";
   s.backend = $("backend").value;
   s.gpu_engine = $("gpu-engine").value;
   s.auto_read = $("auto-read").checked;

@@ -20,7 +20,8 @@ fuzz_target!(|data: &[u8]| {
         },
         urls: if flags & 4 != 0 { UrlMode::Link } else { UrlMode::Compact },
         emoji: if flags & 8 != 0 { EmojiMode::Skip } else { EmojiMode::Name },
-        date_order: if flags & 16 != 0 { DateOrder::MonthDay } else { DateOrder::DayMonth },
+        date_order: if flags & 16 != 0 { Some(DateOrder::MonthDay) } else { None },
+        locale: if flags & 32 != 0 { "en-us".into() } else { String::new() },
         dictionary: Vec::new(),
     };
     let opts = SegmentOptions {

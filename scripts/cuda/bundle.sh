@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Packs what a run on the device machine needs into DEST/bundle.tar.xz: stripped binaries
-# (hark, the GPU parity tests), espeak-ng and its libraries (the image lacks them), English
-# espeak-ng data, the voice and reference audio. VOICE is a Hark voice folder, or a Piper
-# ONNX already passed through round_onnx.py and xz (NAME.onnx.xz, NAME.onnx.json beside it):
-# run.sh then imports it on the device and gives it to onnxruntime for the benchmark's anchor.
+# (hark, and the `parity` test binary as bin/gpu_parity), espeak-ng and its libraries (the
+# image lacks them), English espeak-ng data, the voice and reference audio. VOICE is a Hark
+# voice folder, or a Piper ONNX already passed through round_onnx.py and xz (NAME.onnx.xz,
+# NAME.onnx.json beside it): run.sh then imports it on the device and gives it to onnxruntime
+# for the benchmark's anchor.
 # On the device: STEPS="parity speak bench sanitize" B=$PWD/.device/NAME bash .device/NAME/run.sh
+# (run.sh's steps: parity speak bench ab onset sanitize persist perf pspeak pbench psanitize)
 # usage: bundle.sh DEST VOICE [REF_DIR]
 # PARITY=0 leaves out the GPU parity tests (for runs that only need `hark`).
 set -euo pipefail
@@ -16,6 +18,8 @@ mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/voices" "$STAGE/espeak-ng-data"
 cargo build --release -p hark
 strip -o "$STAGE/bin/hark" target/release/hark
 if [ "${PARITY:-1}" != 0 ]; then
+  # The test build turns on hark-model's `test-hooks` (a dev-dependency feature) and relinks
+  # target/release/hark with them: `hark` is taken above, before it.
   T=$(cargo test --release --no-run -p hark --test parity 2>&1 | grep -o "target/release/deps/parity-[a-f0-9]*" | head -1)
   strip -o "$STAGE/bin/gpu_parity" "$T"
 fi

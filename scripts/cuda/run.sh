@@ -26,8 +26,11 @@ S="The quick brown fox jumps over the lazy dog, while the old farmer watches fro
 for step in ${STEPS:-parity speak}; do
   case $step in
   parity)
-    echo "== parity f16"; timeout 120 bin/gpu_parity --test-threads=1 --nocapture
-    echo "== parity f32"; HARK_CUDA_F32=1 timeout 75 bin/gpu_parity --test-threads=1 --nocapture --skip real_voice ;;
+    # bin/gpu_parity is the `parity` test binary: the backend table (backend_ops::<family>),
+    # the focused kernel and persistent-engine tests, the CPU oracle tests (skipped here).
+    # The table's whole-chunk cases on the voice run both precisions themselves.
+    echo "== parity f16"; timeout 180 bin/gpu_parity --test-threads=1 --nocapture
+    echo "== parity f32"; HARK_CUDA_F32=1 timeout 120 bin/gpu_parity --test-threads=1 --nocapture --skip chunk_on_the_voice ;;
   speak)
     echo "== speak"
     date +%T.%N; time timeout 40 bin/hark -v speak --backend cuda --format f32 --out gpu16.wav "$S"; date +%T.%N
@@ -66,13 +69,18 @@ for step in ${STEPS:-parity speak}; do
     echo "== compute-sanitizer racecheck, whole pipeline (hark speak)"
     HARK_CUDA_WARMUP=0 timeout ${RACE_S:-120} compute-sanitizer --tool racecheck bin/hark speak --backend cuda --out r.wav "$T" 2>&1 | grep -E "=====|rror" | tail -30
     echo "== compute-sanitizer racecheck, the kernel tests on their smaller sizes"
-    HARK_PARITY_QUICK=1 timeout 50 compute-sanitizer --tool racecheck bin/gpu_parity --test-threads=1 conv_core flow_matches decoder_matches 2>&1 | grep -E "=====|test result|panicked" | tail -30 ;;
+    HARK_PARITY_QUICK=1 timeout 50 compute-sanitizer --tool racecheck bin/gpu_parity --test-threads=1 conv_core backend_ops::flow backend_ops::decoder 2>&1 | grep -E "=====|test result|panicked|FAIL" | tail -30 ;;
   persist)
     # The persistent engine (issue 7): every f16 parity test (the graph kernels were
     # refactored into stage bodies too), the persistent engine against the graph path.
     echo "== parity f16 incl. persistent"
-    timeout 240 bin/gpu_parity --test-threads=1 --nocapture --skip real_voice_matches_cpu
-    HARK_PARITY_QUICK=1 timeout 60 bin/gpu_parity --test-threads=1 --nocapture real_voice_matches_cpu ;;
+    timeout 240 bin/gpu_parity --test-threads=1 --nocapture --skip chunk_on_the_voice
+    HARK_PARITY_QUICK=1 timeout 60 bin/gpu_parity --test-threads=1 --nocapture chunk_on_the_voice ;;
+  perf)
+    # The backend table's perf mode: each case's time on each backend (CPU included), the
+    # median of PERF_RUNS runs after the checked one; a table per family at its end.
+    echo "== backend ops, perf mode"
+    HARK_BACKEND_PERF=${PERF_RUNS:-10} timeout ${PERF_S:-300} bin/gpu_parity --test-threads=1 --nocapture backend_ops ;;
   pspeak)
     echo "== speak, both engines"
     timeout 60 bin/hark -v speak --backend cuda --engine graph --format f32 --out graph.wav "$S"

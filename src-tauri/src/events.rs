@@ -1,7 +1,7 @@
-//! Events pushed to the UI. Names and payloads mirror `ui/api.js` (checked by a test there).
+//! Events pushed to the UI: one function per event, each sending a value from `state`. Names
+//! and payloads mirror `ui/api.js`. Knows no manager, so every manager can report through it.
 
-use crate::managers::engine::{Speaking, Status};
-use crate::managers::history::HistoryManager;
+use crate::state::{AppState, ImportProgress, Item, Level, Notice, Speaking, Status};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -13,20 +13,6 @@ pub const NOTICE: &str = "hark:notice";
 pub const HISTORY: &str = "hark:history";
 pub const STATE: &str = "hark:state";
 pub const IMPORT: &str = "hark:import";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Level {
-    Info,
-    Warning,
-    Error,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Notice {
-    pub level: Level,
-    pub text: String,
-}
 
 /// Notices raised before the UI was listening (a damaged settings file at start-up) are kept
 /// so `get_state` can show them.
@@ -42,15 +28,6 @@ impl NoticeLog {
             .cloned()
             .collect()
     }
-}
-
-/// Progress of a voice import.
-#[derive(Clone, Debug, Serialize)]
-pub struct ImportProgress {
-    /// "running", "done" or "failed".
-    pub stage: &'static str,
-    pub message: String,
-    pub voice: Option<String>,
 }
 
 fn emit<T: Serialize + Clone>(app: &AppHandle, name: &str, payload: &T) {
@@ -82,15 +59,13 @@ pub fn notice(app: &AppHandle, level: Level, text: &str) {
     emit(app, NOTICE, &n);
 }
 
-pub fn history(app: &AppHandle) {
-    if let Some(h) = app.try_state::<HistoryManager>() {
-        emit(app, HISTORY, &h.list());
-    }
+pub fn history(app: &AppHandle, items: &[Item]) {
+    emit(app, HISTORY, &items);
 }
 
 /// The whole state after a change that touches several parts (settings, voices).
-pub fn state(app: &AppHandle) {
-    emit(app, STATE, &crate::commands::app_state(app));
+pub fn state(app: &AppHandle, s: &AppState) {
+    emit(app, STATE, s);
 }
 
 pub fn import(app: &AppHandle, p: &ImportProgress) {

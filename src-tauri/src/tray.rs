@@ -1,7 +1,8 @@
 //! The tray icon and its menu. Without a tray host (some desktops, Xvfb) the icon is simply not
 //! shown; the window and the shortcuts still work.
 
-use crate::actions::{self, Action};
+use crate::actions;
+use crate::settings::Action;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager};

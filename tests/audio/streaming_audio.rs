@@ -2,7 +2,7 @@
 //! pause/resume loses nothing, `hark follow` speaks every line, small steps stay intact.
 //! Needs a sound server: `.ci/run` starts one and sets HARK_AUDIO_TESTS=1.
 
-use hark_engine::{BackendChoice, Engine, EngineConfig, Event, Mode, Synthesizer};
+use hark_engine::{BackendChoice, Engine, EngineConfig, Event, Input, Mode, Synthesizer};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -38,15 +38,15 @@ fn device_engine(voices: &std::path::Path) -> (Engine, hark_engine::Events, Synt
     (engine, events, synth)
 }
 
-fn reference_48k(synth: &Synthesizer, text: &str) -> Vec<f32> {
+fn reference_48k(synth: &mut Synthesizer, text: &str) -> Vec<f32> {
     let mut audio = Vec::new();
     synth
-        .speak_text(text, |s| {
+        .speak(Input::Text(text), |s| {
             audio.extend_from_slice(s);
             Ok(())
         })
         .expect("synthesize");
-    resample_linear(&audio, synth.voice.config.sample_rate as usize, REC_RATE)
+    resample_linear(&audio, synth.voice().config.sample_rate as usize, REC_RATE)
 }
 
 fn first_sound(x: &[f32]) -> Option<usize> {
@@ -120,9 +120,9 @@ fn pause_and_resume_lose_no_samples() {
     };
     let _sink = sink_lock();
     retry(|| {
-        let (engine, mut events, synth) = device_engine(voices);
+        let (engine, mut events, mut synth) = device_engine(voices);
         let text = "Pausing must not lose a single sample. Every word comes back exactly.";
-        let reference = reference_48k(&synth, text);
+        let reference = reference_48k(&mut synth, text);
         let rec = Recorder::start();
         let id = engine.speak(text, Mode::Queue);
         events_until(&mut events, LONG, |e| matches!(e, Event::Started { .. }));
@@ -197,7 +197,7 @@ fn follow_speaks_twenty_lines_fed_one_by_one() {
     };
     let _sink = sink_lock();
     retry(|| {
-        let synth = {
+        let mut synth = {
             let mut s = Synthesizer::new(load_voice(voices), BackendChoice::Cpu).expect("synth");
             s.scales.noise_scale = 0.0;
             s.scales.noise_w = 0.0;
@@ -275,7 +275,7 @@ fn follow_speaks_twenty_lines_fed_one_by_one() {
         // window by window so a few samples slipped by a busy sound server do not hide it.
         let mut from = 0;
         for (i, line) in lines.iter().enumerate() {
-            let r = reference_48k(&synth, line);
+            let r = reference_48k(&mut synth, line);
             // Generous: the first line waits for the voice to load on a busy machine.
             let to = (from + r.len() + 20 * REC_RATE).min(recording.len());
             let (lag, _) = best_alignment_in(&r, &recording, from, to);

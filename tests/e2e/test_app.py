@@ -259,7 +259,8 @@ def settings_change_in_the_ui_and_persist_across_restart(d):
         s.click("#steps-fixed")
         s.replace("#step-frames", "64")
         s.press("tab")
-        s.wait("fixed 64 saved", lambda: settings_file().get("step_frames") == 64)
+        s.wait("fixed 64 saved", lambda: settings_file().get("step_mode") == {"fixed": 64})
+        assert settings_file().get("step_frames") == 64
         # Advanced: the GPU engine (restarts the engine; without a GPU it keeps using the CPU).
         s.js("const d = document.querySelector('details'); if (d) d.open = true;"
              "const e = document.getElementById('gpu-engine'); e.value = 'persistent';"
@@ -308,6 +309,31 @@ def damaged_settings_are_set_aside_and_the_user_told(d):
         assert backups, "no backup of the damaged file"
         s.click("#tab-settings")
         assert s.prop("#rate", "value") == "1"
+    finally:
+        s.close()
+        with open(path, "w") as f:
+            f.write(good)
+
+
+@test
+def settings_from_the_app_before_show_in_the_ui(d):
+    """A settings file from before the settings held the engine's enums ("gpu", "fixed")."""
+    path = os.path.join(CONFIG, "settings.json")
+    good = open(path).read() if os.path.exists(path) else "{}"
+    old = dict(json.loads(good), backend="gpu", step_mode="fixed", step_frames=48)
+    os.makedirs(CONFIG, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(old, f)
+    s = d.session()
+    try:
+        # CUDA, or the CPU with a notice where there is no GPU.
+        s.wait("the engine to be ready", lambda: state(s) == "ready", 60)
+        s.click("#tab-settings")
+        s.wait("settings view", lambda: not s.prop("#view-settings", "hidden"))
+        assert s.prop("#backend", "value") == "cuda"
+        assert s.prop("#steps-fixed", "checked") is True
+        assert s.prop("#step-frames", "value") == "48"
+        assert "damaged" not in s.text("#notices")
     finally:
         s.close()
         with open(path, "w") as f:

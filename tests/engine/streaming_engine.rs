@@ -2,10 +2,10 @@
 //! synthesiser's, events come in order, and stop/interrupt/append behave.
 
 use hark_engine::{
-    BackendChoice, Engine, EngineConfig, Event, Mode, Output, StepMode, Synthesizer,
+    BackendChoice, Engine, EngineConfig, Event, Input, Mode, Output, StepMode, Synthesizer,
 };
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use testkit::engine::{events_until, finished, load_voice, strip};
 use testkit::installed_voices_dir;
 
@@ -30,6 +30,25 @@ fn headless(steps: StepMode) -> Option<(Engine, hark_engine::Events, Synthesizer
     Some((engine, events, synth))
 }
 
+/// All the audio of `input`, from the blocking path.
+fn synthesize(synth: &mut Synthesizer, input: Input) -> Vec<f32> {
+    let mut audio = Vec::new();
+    synth
+        .speak(input, |s| {
+            audio.extend_from_slice(s);
+            Ok(())
+        })
+        .expect("synthesize");
+    audio
+}
+
+fn max_difference(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max)
+}
+
 fn chunks(events: &[Event]) -> Vec<f32> {
     events
         .iter()
@@ -43,25 +62,15 @@ fn chunks(events: &[Event]) -> Vec<f32> {
 #[test]
 fn streamed_audio_equals_the_synthesizer_for_fixed_and_adaptive_steps() {
     for steps in [StepMode::Auto, StepMode::Fixed(7), StepMode::Fixed(128)] {
-        let Some((engine, mut events, synth)) = headless(steps) else {
+        let Some((engine, mut events, mut synth)) = headless(steps) else {
             return;
         };
-        let mut reference = Vec::new();
-        synth
-            .speak_text(TEXT, |s| {
-                reference.extend_from_slice(s);
-                Ok(())
-            })
-            .expect("synthesize");
+        let reference = synthesize(&mut synth, Input::Text(TEXT));
         let id = engine.speak(TEXT, Mode::Queue);
         let got = events_until(&mut events, LONG, finished(id));
         let audio = chunks(&got);
         assert_eq!(audio.len(), reference.len(), "{steps:?}");
-        let max = audio
-            .iter()
-            .zip(&reference)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
+        let max = max_difference(&audio, &reference);
         assert!(max < 1e-4, "{steps:?}: max difference {max}");
         // Started first, a Progress per sentence covering the text in order, Stats, Finished.
         assert!(
@@ -170,5 +179,113 @@ fn appended_pieces_join_one_utterance_in_order() {
             id: ids[0],
             stopped: false
         })
+    );
+}
+
+#[test]
+fn ids_are_streamed_as_the_synthesizer_speaks_them() {
+    let Some((engine, mut events, mut synth)) = headless(StepMode::Fixed(16)) else {
+        return;
+    };
+    let ids = [1, 0, 20, 0, 30, 0, 25, 0, 41, 0, 2];
+    let reference = synthesize(&mut synth, Input::Ids(&ids));
+    let id = engine.speak_input(Input::Ids(&ids), Mode::Queue);
+    let got = events_until(&mut events, LONG, finished(id));
+    let audio = chunks(&got);
+    assert_eq!(audio.len(), reference.len());
+    let max = max_difference(&audio, &reference);
+    assert!(max < 1e-4, "max difference {max}");
+    assert_eq!(got.last(), Some(&Event::Finished { id, stopped: false }));
+}
+
+/// About 1 MB of text with numbers, abbreviations and paragraphs.
+fn megabyte() -> String {
+    let parts = [
+        "Dr. Smith paid $3.50 on 12 May, then left the room. ",
+        "The quick brown fox jumps over the lazy dog, while the old farmer watches. ",
+        "Is it 2.5% or 3.14? Nobody knows!\n\n",
+    ];
+    let mut t = String::new();
+    for i in 0.. {
+        if t.len() >= 1 << 20 {
+            break;
+        }
+        t.push_str(parts[i % parts.len()]);
+    }
+    t
+}
+
+#[test]
+fn a_megabyte_of_text_in_one_speak_starts_at_once_and_stops_promptly() {
+    let Some((engine, mut events, _)) = headless(StepMode::Auto) else {
+        return;
+    };
+    let text = megabyte();
+    let asked = Instant::now();
+    let id = engine.speak(&text, Mode::Queue);
+    events_until(
+        &mut events,
+        LONG,
+        |e| matches!(e, Event::Chunk { id: i, .. } if *i == id),
+    );
+    // Phonemising all of it would take minutes: the phonemiser reads the text as it goes.
+    let first = asked.elapsed();
+    assert!(
+        first < Duration::from_secs(20),
+        "first audio after {first:?}"
+    );
+
+    let stop = Instant::now();
+    engine.stop();
+    let got = events_until(&mut events, LONG, finished(id));
+    let took = stop.elapsed();
+    assert_eq!(got.last(), Some(&Event::Finished { id, stopped: true }));
+    assert!(took < Duration::from_secs(5), "stopped after {took:?}");
+
+    // Nothing of the long text is left: the next utterance comes at once, and alone.
+    let next = engine.speak("Next.", Mode::Queue);
+    let got = events_until(&mut events, LONG, finished(next));
+    let after = stop.elapsed();
+    assert!(
+        after < Duration::from_secs(20),
+        "next finished {after:?} after the stop"
+    );
+    eprintln!(
+        "1 MB: first audio after {first:?}, stopped in {took:?}, the next done {after:?} after the stop"
+    );
+    assert!(
+        got.iter().all(|e| match e {
+            Event::Chunk { id: i, .. } | Event::Progress { id: i, .. } => *i == next,
+            _ => true,
+        }),
+        "{:?}",
+        strip(&got)
+    );
+    assert!(
+        got.iter()
+            .any(|e| matches!(e, Event::Stats(s) if s.id == next && s.queue_depth == 0))
+    );
+    assert!(matches!(got.last(), Some(Event::Finished { id, stopped: false }) if *id == next));
+}
+
+/// `hark speak --out` is the reference: the blocking path (the CPU backend, each sentence
+/// decoded whole) gives exactly the samples of the CPU pipeline, noise included.
+#[test]
+fn the_synthesizer_is_the_cpu_reference_bit_for_bit() {
+    let Some(voices) = installed_voices_dir(HARK) else {
+        return;
+    };
+    let voice = load_voice(voices);
+    let ids = [1, 0, 20, 0, 30, 0, 25, 0, 41, 0, 59, 0, 2];
+    let scales = voice.config.inference;
+    let want =
+        hark_model::cpu::pipeline::synthesize(&voice.weights, &voice.config.dims, &ids, &scales, 7)
+            .expect("pipeline")
+            .audio;
+    let mut synth = Synthesizer::new(voice, BackendChoice::Cpu).expect("synth");
+    synth.seed = 7;
+    assert!(
+        synthesize(&mut synth, Input::Ids(&ids)) == want,
+        "the samples differ"
     );
 }

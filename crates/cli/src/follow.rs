@@ -33,7 +33,7 @@ pub struct FollowArgs {
 }
 
 pub fn run(args: FollowArgs) -> anyhow::Result<()> {
-    let voice = Voice::load(args.voice.voice.as_deref())?;
+    let voice = Voice::load_from(&crate::overrides().voices_dir, args.voice.voice.as_deref())?;
     let cfg = args.voice.engine_config(voice, args.steps)?;
     let (engine, mut events) = Engine::start(cfg).context("cannot play audio")?;
     let mode = if args.interrupt {

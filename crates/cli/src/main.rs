@@ -50,28 +50,18 @@ pub fn overrides() -> &'static hark_engine::Overrides {
     OVERRIDES.get_or_init(hark_engine::Overrides::from_env)
 }
 
-/// Runs espeak-ng in a child copy of this binary, so a crash in it cannot end this process
-/// (`hark_text::espeak_child`; `HARK_ESPEAK_IN_PROCESS=1` keeps it here).
-fn isolate_espeak() {
-    if overrides().espeak_in_process {
-        return;
-    }
-    let started = std::env::current_exe()
-        .map_err(|e| e.to_string())
-        .and_then(|exe| hark_text::espeak_child::isolate(&exe).map_err(|e| e.to_string()));
-    if let Err(e) = started {
-        tracing::warn!("espeak-ng runs in this process: {e}");
-    }
-}
-
 fn main() -> ExitCode {
-    hark_text::espeak_child::serve_if_child();
+    // Started as the phonemiser child: serve it, and exit.
+    hark_engine::espeak::serve_if_child();
     let _ = hark_alloc::configure();
     overrides();
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    if !matches!(cli.command, Command::Voice(_)) {
-        isolate_espeak();
+    // espeak-ng in a child copy of this binary, so that a crash in it cannot end `hark`.
+    if !matches!(cli.command, Command::Voice(_))
+        && let Err(e) = hark_engine::espeak::isolate_espeak(overrides())
+    {
+        tracing::warn!("espeak-ng runs in this process: {e}");
     }
     let result = match cli.command {
         Command::Speak(args) => speak::run(args),

@@ -1,14 +1,16 @@
 //! `hark speak`: text (or ids) → audio device or WAV file.
 //! Playing goes through the streaming engine (sound starts after the first chunk); `--out`
-//! and `--ids` use the synchronous synthesiser, whose output is the reference.
+//! through the blocking synthesiser on the same pipeline, each sentence decoded whole: the
+//! reference output.
 
 use super::voice_args::VoiceArgs;
 use anyhow::Context;
 use clap::Args;
-use hark_audio::{Player, WavFormat, WavSink};
-use hark_engine::{Engine, EngineError, Event, Mode, Synthesizer};
+use hark_audio::{WavFormat, WavSink};
+use hark_engine::{Engine, EngineError, Event, Input, Mode, Synthesizer};
+use hark_text::segment::{SegmentOptions, Segmenter};
 use hark_voice::Voice;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Args)]
@@ -49,7 +51,7 @@ pub(super) fn device_tail(engine: &Engine) -> Duration {
 }
 
 pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
-    let voice = Voice::load(args.voice.voice.as_deref())?;
+    let voice = Voice::load_from(&crate::overrides().voices_dir, args.voice.voice.as_deref())?;
     let text = match &args.ids {
         Some(_) => None,
         None => Some(super::read_text_arg(args.text.clone())?),
@@ -57,39 +59,41 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
     if let Some(t) = &text {
         check_text(t, args.any_text, !args.voice.raw)?;
     }
-    if let (None, Some(t)) = (&args.out, &text) {
-        return play_streaming(&args, voice, t);
-    }
-    let mut synth = Synthesizer::with_engine(voice, args.voice.backend, args.voice.engine)?;
-    args.voice.apply(&mut synth.scales)?;
-    synth.seed = args.voice.seed;
-    synth.normalize = !args.voice.raw;
-    synth.segment.normalize = args.voice.norm.options()?;
-    if args.out.is_some() {
-        // A file has no onset to protect: keep whole sentences, so prosody (and the samples)
-        // are exactly what Piper makes of each sentence.
-        synth.segment.max_chars = FILE_SEGMENT_CHARS;
-        synth.segment.first_max_chars = FILE_SEGMENT_CHARS;
-    }
-    let rate = synth.voice.config.sample_rate;
-    let speak = |sink: &mut dyn FnMut(&[f32]) -> Result<(), String>| match (&args.ids, &text) {
-        (Some(ids), _) => synth.speak_ids(ids, sink),
-        (None, Some(t)) => synth.speak_text(t, sink),
+    let input = match (&args.ids, &text) {
+        (Some(ids), _) => Input::Ids(ids),
+        (None, Some(t)) => Input::Text(t),
         (None, None) => unreachable!("text is read when ids are absent"),
     };
     match &args.out {
-        Some(path) => {
-            hark_audio::remove_partial_on_signals();
-            let mut wav = WavSink::create(path, rate, args.format)?;
-            speak(&mut |s| wav.write(s).map_err(|e| e.to_string()))?;
-            wav.finish()?;
-        }
-        None => {
-            let mut player = Player::open(rate).context("cannot play audio")?;
-            speak(&mut |s| player.write(s).map_err(|e| e.to_string()))?;
-            player.finish()?;
-        }
+        Some(path) => write_file(&args, voice, input, path),
+        None => play(&args, voice, input),
     }
+}
+
+fn write_file(args: &SpeakArgs, voice: Voice, input: Input, path: &Path) -> anyhow::Result<()> {
+    let mut synth = Synthesizer::with_engine(
+        voice,
+        args.voice.backend,
+        args.voice.engine,
+        &crate::overrides().gpu,
+    )?;
+    args.voice.apply(&mut synth.scales)?;
+    synth.seed = args.voice.seed;
+    // A file has no onset to protect: keep whole sentences, so prosody (and the samples) are
+    // exactly what Piper makes of each sentence.
+    synth.segmenter = Segmenter {
+        normalize: !args.voice.raw,
+        options: SegmentOptions {
+            normalize: args.voice.norm.options()?,
+            max_chars: FILE_SEGMENT_CHARS,
+            first_max_chars: FILE_SEGMENT_CHARS,
+        },
+    };
+    // A partial file is removed on an error (the sink is dropped) and on Ctrl-C or a kill.
+    hark_audio::remove_partial_on_signals();
+    let mut wav = WavSink::create(path, synth.voice().config.sample_rate, args.format)?;
+    synth.speak(input, |s| wav.write(s).map_err(|e| e.to_string()))?;
+    wav.finish()?;
     Ok(())
 }
 
@@ -117,8 +121,8 @@ fn check_text(text: &str, any_text: bool, normalized: bool) -> anyhow::Result<()
     Ok(())
 }
 
-fn play_streaming(args: &SpeakArgs, voice: Voice, text: &str) -> anyhow::Result<()> {
-    if text.trim().is_empty() {
+fn play(args: &SpeakArgs, voice: Voice, input: Input) -> anyhow::Result<()> {
+    if matches!(input, Input::Text(t) if t.trim().is_empty()) {
         return Err(EngineError::EmptyText.into());
     }
     let mut cfg = args.voice.engine_config(voice, args.steps)?;
@@ -128,7 +132,7 @@ fn play_streaming(args: &SpeakArgs, voice: Voice, text: &str) -> anyhow::Result<
         cfg.output = hark_engine::Output::None;
     }
     let (engine, mut events) = Engine::start(cfg).context("cannot play audio")?;
-    let id = engine.speak(text, Mode::Queue);
+    let id = engine.speak_input(input, Mode::Queue);
     let (mut started, mut failure) = (false, None);
     // The engine always ends an utterance with `Finished`, and the channel closes if it dies.
     while let Some(ev) = events.blocking_recv() {

@@ -2,7 +2,7 @@
 
 use clap::Args;
 use hark_text::normalize::{DateOrder, EmojiMode, NormalizeOptions, PunctuationVerbosity, UrlMode};
-use hark_text::segment::{self, SegmentOptions};
+use hark_text::segment::{SegmentOptions, Segmenter};
 use hark_voice::Voice;
 
 #[derive(Args)]
@@ -18,7 +18,7 @@ pub struct TextArgs {
     segments: bool,
     #[command(flatten)]
     norm: NormArgs,
-    /// Voice whose espeak voice and phoneme map to use.
+    /// Voice whose espeak voice and phoneme map to use (and whose locale sets the date order).
     #[arg(long)]
     voice: Option<String>,
     /// The text, or `-` to read stdin.
@@ -37,9 +37,10 @@ pub struct NormArgs {
     /// Emoji by name, or skipped.
     #[arg(long, value_parser = crate::names::by_name(&EmojiMode::ALL), default_value = "name")]
     pub emoji: EmojiMode,
-    /// Order of ambiguous numeric dates (03/04/2026).
-    #[arg(long, value_parser = crate::names::by_name(&DateOrder::ALL), default_value = "day-month")]
-    pub date_order: DateOrder,
+    /// Order of ambiguous numeric dates (03/04/2026). Default: the voice's (month-day for US
+    /// English, day-month for most others).
+    #[arg(long, value_parser = crate::names::by_name(&DateOrder::ALL))]
+    pub date_order: Option<DateOrder>,
     /// A JSON file with the pronunciation dictionary: [{"pattern": …, "replacement": …}].
     #[arg(long)]
     pub dictionary: Option<std::path::PathBuf>,
@@ -61,6 +62,8 @@ impl NormArgs {
             urls: self.urls,
             emoji: self.emoji,
             date_order: self.date_order,
+            // The voice's, filled in where the voice is known.
+            locale: String::new(),
             dictionary,
         })
     }
@@ -72,24 +75,38 @@ pub fn run(args: TextArgs) -> anyhow::Result<()> {
         "say what to show: --phonemes, --normalize or --segments"
     );
     let input = super::read_text_arg(args.text)?;
-    if args.normalize {
-        println!(
-            "{}",
-            hark_text::normalize::normalize(&input, &args.norm.options()?).text
-        );
-        return Ok(());
-    }
-    if args.segments {
-        let opts = SegmentOptions {
-            normalize: args.norm.options()?,
-            ..SegmentOptions::default()
+    if args.normalize || args.segments {
+        // Read as the voice would (its locale sets the date order): the named voice, else
+        // the default one if a voice is installed.
+        let mut normalize = args.norm.options()?;
+        let dir = &crate::overrides().voices_dir;
+        let voice = match args.voice.as_deref() {
+            Some(name) => Some(Voice::load_config(dir, Some(name))?),
+            None => Voice::load_config(dir, None).ok(),
         };
-        for s in segment::segments(&input, &opts) {
+        if let Some(v) = voice {
+            normalize.default_voice_locale(&v.espeak_voice, &v.name);
+        }
+        if args.normalize {
+            println!(
+                "{}",
+                hark_text::normalize::normalize(&input, &normalize).text
+            );
+            return Ok(());
+        }
+        let segmenter = Segmenter {
+            normalize: true,
+            options: SegmentOptions {
+                normalize,
+                ..SegmentOptions::default()
+            },
+        };
+        for s in segmenter.iter(&input, true) {
             println!("{}..{}\t{}", s.range.start, s.range.end, s.text);
         }
         return Ok(());
     }
-    let voice = Voice::load_config(args.voice.as_deref())?;
+    let voice = Voice::load_config(&crate::overrides().voices_dir, args.voice.as_deref())?;
     let sentences = hark_text::text_to_ids(&input, &voice.espeak_voice, &voice.phoneme_id_map)?;
     for s in sentences {
         println!("{}", s.phonemes);

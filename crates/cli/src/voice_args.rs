@@ -76,8 +76,8 @@ impl VoiceArgs {
         cfg.gpu_engine = self.engine;
         cfg.output = hark_audio::device(crate::overrides().audio_buffer_ms);
         cfg.settings = settings;
-        cfg.normalize = !self.raw;
-        cfg.segment.normalize = self.norm.options()?;
+        cfg.segmenter.normalize = !self.raw;
+        cfg.segmenter.options.normalize = self.norm.options()?;
         Ok(cfg)
     }
 }

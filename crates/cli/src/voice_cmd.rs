@@ -23,7 +23,7 @@ pub enum VoiceCommand {
 }
 
 pub fn run(cmd: VoiceCommand) -> anyhow::Result<()> {
-    let dir = hark_voice::voices_dir();
+    let dir = &crate::overrides().voices_dir;
     match cmd {
         VoiceCommand::Import {
             onnx,
@@ -32,11 +32,11 @@ pub fn run(cmd: VoiceCommand) -> anyhow::Result<()> {
             name,
         } => {
             let out =
-                hark_voice::import_piper(&onnx, json.as_deref(), &dir, name.as_deref(), dtype)?;
+                hark_voice::import_piper(&onnx, json.as_deref(), dir, name.as_deref(), dtype)?;
             println!("installed {}", out.display());
         }
         VoiceCommand::List => {
-            let voices = hark_voice::list(&dir);
+            let voices = hark_voice::list(dir);
             if voices.is_empty() {
                 println!(
                     "no voices in {} (install one: hark voice import VOICE.onnx)",

@@ -7,11 +7,12 @@
 //!                                                         events ◄── engine thread, marker thread
 //! ```
 
-use super::producer::{self, Job};
+use super::phonemise::Input;
+use super::producer::{self, Job, JobInput};
 use super::queue::BoundedQueue;
 use super::steps::StepMode;
 use super::worker::{self, Cmd, Item};
-use super::{BackendChoice, EngineError, GpuEngine};
+use super::{BackendChoice, EngineError, GpuEngine, GpuOptions};
 use crate::output::Output;
 use hark_voice::Scales;
 use hark_voice::Voice;
@@ -66,6 +67,8 @@ pub struct EngineConfig {
     /// How the CUDA backend runs: graphs, the persistent kernel, or Auto (the engine that
     /// measured faster for onset on this GPU, else graphs).
     pub gpu_engine: GpuEngine,
+    /// The CUDA backend's switches (binaries: from the `HARK_*` overrides).
+    pub gpu: GpuOptions,
     /// Where the audio goes (default: nowhere; `hark_audio::device` plays it).
     pub output: Output,
     pub settings: Settings,
@@ -73,10 +76,9 @@ pub struct EngineConfig {
     pub emit_chunks: bool,
     /// Segments the phoneme queue holds before the phonemiser waits.
     pub queue_capacity: usize,
-    /// Normalise text (numbers, abbreviations, …) before phonemising; `false` sends it raw.
-    pub normalize: bool,
-    /// Segmenter settings (normaliser options, segment lengths, the short first segment).
-    pub segment: hark_text::segment::SegmentOptions,
+    /// How text is cut: normalised (numbers, abbreviations, …; the default) or raw, the
+    /// normaliser's options, segment lengths and the short first segment.
+    pub segmenter: hark_text::segment::Segmenter,
     /// Skip the inaudible start (below −60 dBFS, at most 250 ms) of an utterance that starts
     /// into silence, so sound starts as soon as the voice does. Only what is played changes:
     /// `Event::Chunk` and `hark speak --out` keep every sample.
@@ -94,12 +96,12 @@ impl EngineConfig {
             voice,
             backend: BackendChoice::Auto,
             gpu_engine: GpuEngine::Auto,
+            gpu: GpuOptions::default(),
             output: Output::None,
             settings,
             emit_chunks: false,
             queue_capacity: 16,
-            normalize: true,
-            segment: Default::default(),
+            segmenter: Default::default(),
             trim_lead_in: true,
             warm_up: true,
         }
@@ -108,6 +110,7 @@ impl EngineConfig {
     /// Applies the `HARK_*` overrides a binary read at start.
     pub fn with_overrides(mut self, o: &crate::Overrides) -> Self {
         self.warm_up &= o.warm_up;
+        self.gpu = o.gpu;
         self
     }
 }
@@ -241,6 +244,7 @@ impl Engine {
                 voice: Arc::clone(&config.voice),
                 backend: config.backend,
                 engine: config.gpu_engine,
+                gpu: config.gpu,
                 output: config.output,
                 settings: config.settings,
                 emit_chunks: config.emit_chunks,
@@ -252,10 +256,13 @@ impl Engine {
             },
             cmd_rx,
         )?;
-        let segmenter = super::segment::Segmenter {
-            normalize: config.normalize,
-            options: config.segment.clone(),
-        };
+        let mut segmenter = config.segmenter;
+        // Dates are read in the voice's order unless the caller chose a locale or an order.
+        let v = &config.voice.config;
+        segmenter
+            .options
+            .normalize
+            .default_voice_locale(&v.espeak_voice, &v.name);
         // The phonemiser's warm-up here, while the engine thread warms the backend up.
         if warm_up {
             producer::warm_up(&config.voice, &segmenter);
@@ -328,22 +335,36 @@ impl Engine {
         Some(faded.saturating_duration_since(asked))
     }
 
-    /// Speaks `text`, either now (`Interrupt`) or after what is queued (`Queue`).
+    /// Speaks `text` (of any length: the phonemiser reads it as it goes), either now
+    /// (`Interrupt`) or after what is queued (`Queue`).
     pub fn speak(&self, text: &str, mode: Mode) -> UtteranceId {
+        self.speak_input(Input::Text(text), mode)
+    }
+
+    /// Speaks text or phoneme ids, as [`Engine::speak`]. An utterance of ids cannot be
+    /// continued with `append`.
+    pub fn speak_input(&self, input: Input<'_>, mode: Mode) -> UtteranceId {
         let requested = Instant::now();
         if mode == Mode::Interrupt {
             self.stop();
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let input = match input {
+            Input::Text(text) => JobInput::Text(text.to_string()),
+            Input::Ids(ids) => JobInput::Ids(ids.to_vec()),
+        };
         {
             let mut book = self.control.book();
             book.open.insert(id, 1);
-            book.last = Some((id, text.len()));
+            book.last = match &input {
+                JobInput::Text(text) => Some((id, text.len())),
+                JobInput::Ids(_) => None,
+            };
         }
         self.send(Job {
             id,
             epoch: self.control.epoch(),
-            text: text.to_string(),
+            input,
             base: 0,
             whole: true,
             first: true,
@@ -376,7 +397,7 @@ impl Engine {
         self.send(Job {
             id,
             epoch: self.control.epoch(),
-            text: text.to_string(),
+            input: JobInput::Text(text.to_string()),
             base,
             whole: false,
             first,

@@ -1,10 +1,12 @@
-//! The phonemiser thread: text jobs → segments → phoneme ids → the bounded phoneme queue.
-//! espeak-ng is a process-wide singleton, so one thread doing all phonemising is natural.
+//! The phonemiser thread: text jobs → the phonemiser loop (segments → phoneme ids, read as
+//! they are queued) → the bounded phoneme queue. espeak-ng is a process-wide singleton, so
+//! one thread doing all phonemising is natural.
 
 use super::EngineError;
 use super::api::{Control, Event, UtteranceId};
-use super::segment::Segmenter;
+use super::phonemise::{self, Input};
 use super::worker::{Cmd, Item};
+use hark_text::segment::Segmenter;
 use hark_voice::Voice;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -19,11 +21,17 @@ const PUSH_SLICE: Duration = Duration::from_millis(50);
 /// works on its first audio.
 const FIRST_AUDIO_WAIT: Duration = Duration::from_millis(500);
 
+/// What a job speaks.
+pub(crate) enum JobInput {
+    Text(String),
+    Ids(Vec<i64>),
+}
+
 pub(crate) struct Job {
     pub id: UtteranceId,
     pub epoch: u64,
-    pub text: String,
-    /// Offset of `text` within the utterance's text.
+    pub input: JobInput,
+    /// Offset of the job's text within the utterance's text.
     pub base: usize,
     /// Complete text (`speak`) rather than a piece that may end mid-clause (`append`).
     pub whole: bool,
@@ -61,9 +69,9 @@ const WARM_UP_TEXT: &str = "Dr. Smith paid $3.50 on 12 May; then she said: \"Hel
 /// Phonemises `WARM_UP_TEXT` once (espeak-ng loads its data on first use), so the first real
 /// utterance does not pay for it. Any thread may do it: espeak-ng is behind one lock.
 pub(crate) fn warm_up(voice: &Voice, segmenter: &Segmenter) {
-    let cfg = &voice.config;
-    for seg in segmenter.segments(WARM_UP_TEXT, true) {
-        if let Err(e) = hark_text::text_to_ids(&seg.text, &cfg.espeak_voice, &cfg.phoneme_id_map) {
+    let input = Input::Text(WARM_UP_TEXT);
+    for s in phonemise::sentences(&voice.config, segmenter, input, true, 0) {
+        if let Err(e) = s {
             tracing::warn!("phonemiser warm-up failed: {e}");
             return;
         }
@@ -131,10 +139,38 @@ impl Producer {
 
     /// Handles one job; returns what is still held back.
     fn take(&mut self, job: Job, carry: Option<Carry>) -> Option<Carry> {
+        let Job {
+            id,
+            epoch,
+            input,
+            base,
+            whole,
+            first,
+            requested,
+        } = job;
+        let start = |text| Carry {
+            id,
+            epoch,
+            text,
+            base,
+            first,
+            requested,
+            jobs: 1,
+        };
+        let text = match input {
+            JobInput::Text(text) => text,
+            JobInput::Ids(ids) => {
+                if let Some(c) = carry {
+                    self.flush(c);
+                }
+                self.finish(&start(String::new()), Input::Ids(&ids));
+                return None;
+            }
+        };
         let mut carry = match carry {
             // A continuation of the held-back text.
-            Some(mut c) if !job.whole && c.id == job.id && c.epoch == job.epoch => {
-                c.text.push_str(&job.text);
+            Some(mut c) if !whole && c.id == id && c.epoch == epoch => {
+                c.text.push_str(&text);
                 c.jobs += 1;
                 c
             }
@@ -142,18 +178,10 @@ impl Producer {
                 if let Some(c) = other {
                     self.flush(c);
                 }
-                Carry {
-                    id: job.id,
-                    epoch: job.epoch,
-                    text: job.text,
-                    base: job.base,
-                    first: job.first,
-                    requested: job.requested,
-                    jobs: 1,
-                }
+                start(text)
             }
         };
-        if job.whole {
+        if whole {
             self.flush(carry);
             return None;
         }
@@ -161,7 +189,7 @@ impl Producer {
         if cut > 0 {
             let rest = carry.text.split_off(cut);
             let head = std::mem::replace(&mut carry.text, rest);
-            self.queue_text(&carry, &head);
+            self.queue(&carry, Input::Text(&head));
             carry.base += cut;
             carry.first = false;
         }
@@ -170,8 +198,12 @@ impl Producer {
 
     /// Queues all of the carried text and reports its jobs done.
     fn flush(&mut self, c: Carry) {
-        let text = c.text.clone();
-        self.queue_text(&c, &text);
+        self.finish(&c, Input::Text(&c.text));
+    }
+
+    /// Queues `input`, the rest of `c`'s jobs, and reports them done.
+    fn finish(&mut self, c: &Carry, input: Input<'_>) {
+        self.queue(c, input);
         self.push(Item::JobEnd {
             id: c.id,
             epoch: c.epoch,
@@ -179,55 +211,40 @@ impl Producer {
         });
     }
 
-    fn queue_text(&mut self, c: &Carry, text: &str) {
-        let cfg = &self.voice.config;
+    /// Phonemises `input` sentence by sentence into the queue, until it is said or stopped.
+    fn queue(&mut self, c: &Carry, input: Input<'_>) {
         if self.next_index.0 != c.id {
             self.next_index = (c.id, 0);
         }
-        for seg in self.segmenter.segments(text, c.first) {
-            if c.epoch != self.epoch() {
+        let cfg = &self.voice.config;
+        let mut sentences =
+            phonemise::sentences(cfg, &self.segmenter, input, c.first, self.next_index.1);
+        // Checked before each sentence is phonemised: a stop cuts a long text short.
+        while c.epoch == self.epoch() {
+            let Some(sentence) = sentences.next() else {
                 return;
-            }
-            if seg.text.trim().is_empty() {
-                continue;
-            }
-            let sentences =
-                match hark_text::text_to_ids(&seg.text, &cfg.espeak_voice, &cfg.phoneme_id_map) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let _ = self.events.send(Event::Error {
-                            id: Some(c.id),
-                            message: e.to_string(),
-                        });
-                        continue;
-                    }
-                };
-            // Sub-ranges are only meaningful when the segment is the input verbatim (not
-            // normalised); otherwise each sentence reports the whole segment.
-            let verbatim = text.get(seg.range.clone()) == Some(seg.text.as_str());
-            for s in sentences {
-                let (start, end) = if verbatim {
-                    (
-                        seg.range.start + s.text_range.start,
-                        seg.range.start + s.text_range.end,
-                    )
-                } else {
-                    (seg.range.start, seg.range.end)
-                };
-                let (start, end) = (c.base + start, c.base + end);
-                let index = self.next_index.1;
-                self.next_index.1 += 1;
-                self.push(Item::Segment {
-                    id: c.id,
-                    epoch: c.epoch,
-                    range: start..end,
-                    ids: s.ids,
-                    index,
-                    requested: c.requested,
-                });
-                if index == 0 {
-                    self.await_first_audio(c.id, c.epoch);
+            };
+            let p = match sentence {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = self.events.send(Event::Error {
+                        id: Some(c.id),
+                        message: e.to_string(),
+                    });
+                    continue;
                 }
+            };
+            self.next_index.1 = p.index + 1;
+            self.push(Item::Segment {
+                id: c.id,
+                epoch: c.epoch,
+                range: c.base + p.range.start..c.base + p.range.end,
+                ids: p.ids,
+                index: p.index,
+                requested: c.requested,
+            });
+            if p.index == 0 {
+                self.await_first_audio(c.id, c.epoch);
             }
         }
     }

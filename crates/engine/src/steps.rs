@@ -6,8 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How the engine picks the frames per step.
+/// How the engine picks the frames per step. Serialised by snake-case names: `"auto"` or
+/// `{"fixed": frames}` (the app's settings store it so).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StepMode {
     /// Start small, grow while playback has plenty buffered, shrink when it runs low.
     #[default]

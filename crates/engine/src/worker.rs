@@ -3,7 +3,7 @@
 
 use super::api::{Control, Event, Settings, Stats, UtteranceId};
 use super::steps::{StepInput, StepPolicy, next_step};
-use super::{BackendChoice, EngineError, GpuEngine, make_backend_with};
+use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
 use crate::output::Output;
 use crate::output::{AudioError, AudioSink, MarkFn, NullSink};
 use hark_model::backend::Backend;
@@ -70,6 +70,7 @@ pub(crate) struct WorkerInit {
     pub voice: Arc<Voice>,
     pub backend: BackendChoice,
     pub engine: GpuEngine,
+    pub gpu: GpuOptions,
     pub output: Output,
     pub settings: Settings,
     pub emit_chunks: bool,
@@ -220,7 +221,7 @@ fn open_sink(
 
 impl Worker {
     fn new(init: WorkerInit) -> Result<Self, EngineError> {
-        let mut backend = make_backend_with(init.backend, init.engine, &init.voice)?;
+        let mut backend = make_backend(init.backend, init.engine, &init.voice, &init.gpu)?;
         let backend_name = backend.name();
         if init.warm_up {
             let t0 = Instant::now();

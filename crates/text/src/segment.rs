@@ -1,5 +1,8 @@
-//! Segmenter for the streaming engine: normalised text cut into sentences, long sentences cut
-//! at clause boundaries, and a short first segment for a fast onset.
+//! The segmenter of both synthesis paths: normalised text cut into sentences, long sentences
+//! cut at clause boundaries, and a short first segment for a fast onset ([`segments`]); or,
+//! with normalisation off, raw sentences as espeak-ng reads them (`raw.rs`). [`Segmenter`]
+//! picks one and reads a text of any length a window at a time ([`Segmenter::iter`]), so
+//! the memory it holds does not grow with the text (docs/RELIABILITY.md).
 //!
 //! Cutting the *normalised* text is what keeps it from being fooled: abbreviations, decimals,
 //! initials, URLs and mid-sentence ellipses no longer contain a full stop there (the
@@ -12,7 +15,9 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::normalize::{BLOCK_BYTES, NormalizeOptions, Normalized, next_block, normalize_block};
+mod raw;
+
+use super::normalize::{NormalizeOptions, Normalized, normalize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -42,7 +47,7 @@ pub struct Segment {
     /// Byte range in the original text. Ranges are in order and tile the text from 0 to its
     /// end (whitespace and silent characters go with the segment before them).
     pub range: Range<usize>,
-    /// Normalised text to phonemise.
+    /// The text to phonemise (normalised, unless the segmenter sends raw text).
     pub text: String,
 }
 
@@ -52,89 +57,29 @@ const CONJUNCTIONS: &[&str] = &[
     "unless", "until", "when", "where", "yet", "since", "if",
 ];
 
-/// Normalise and segment `text`.
+/// Normalise and segment `text`, as [`Segmenter::segments`] does (a window at a time).
 pub fn segments(text: &str, opts: &SegmentOptions) -> Vec<Segment> {
-    Segments::new(text, opts).collect()
-}
-
-/// The segments of a text, normalised and cut one block ([`BLOCK_BYTES`]) at a time as they
-/// are asked for: the memory held does not grow with the text, and the first segment of a
-/// long text is ready as soon as its first block is normalised. Yields what [`segments`]
-/// returns.
-pub struct Segments<'a> {
-    text: &'a str,
-    opts: SegmentOptions,
-    /// Input bytes already normalised.
-    at: usize,
-    /// Cut from the blocks so far, not yet handed out.
-    ready: VecDeque<Segment>,
-    /// The last segment handed out runs to the start of the next one: held until that exists.
-    held: Option<Segment>,
-    started: bool,
-}
-
-impl<'a> Segments<'a> {
-    pub fn new(text: &'a str, opts: &SegmentOptions) -> Self {
-        Self {
-            text,
-            opts: opts.clone(),
-            at: 0,
-            ready: VecDeque::new(),
-            held: None,
-            started: false,
-        }
+    Segmenter {
+        normalize: true,
+        options: opts.clone(),
     }
-
-    /// Normalises and cuts the next block into `ready`.
-    fn fill(&mut self) {
-        let block = next_block(self.text, self.at, BLOCK_BYTES);
-        let n = normalize_block(self.text, &block, &self.opts.normalize);
-        let base = block.range.start;
-        for mut s in segments_of(&n, block.range.len(), &self.opts) {
-            s.range = base + s.range.start..base + s.range.end;
-            self.ready.push_back(s);
-        }
-        if !self.ready.is_empty() {
-            // Only the text's first segment gets the short budget.
-            self.opts.first_max_chars = self.opts.max_chars;
-        }
-        self.at = block.range.end;
-    }
-}
-
-impl Iterator for Segments<'_> {
-    type Item = Segment;
-
-    fn next(&mut self) -> Option<Segment> {
-        loop {
-            if let Some(mut next) = self.ready.pop_front() {
-                if !self.started {
-                    // Segments tile the text from its start.
-                    next.range.start = 0;
-                    self.started = true;
-                }
-                let start = next.range.start;
-                if let Some(mut done) = self.held.replace(next) {
-                    done.range.end = start;
-                    return Some(done);
-                }
-                continue;
-            }
-            if self.at >= self.text.len() {
-                let mut last = self.held.take()?;
-                last.range.end = self.text.len();
-                return Some(last);
-            }
-            self.fill();
-        }
-    }
+    .segments(text, true)
 }
 
 /// Segment already-normalised text; `input_len` is the length of the original text.
 pub fn segments_of(n: &Normalized, input_len: usize, opts: &SegmentOptions) -> Vec<Segment> {
+    cut_normalized(n, input_len, opts, true)
+}
+
+/// [`segments_of`], with the short first segment only when `first`.
+fn cut_normalized(
+    n: &Normalized,
+    input_len: usize,
+    opts: &SegmentOptions,
+    mut first: bool,
+) -> Vec<Segment> {
     let out = n.text.as_str();
     let mut cuts: Vec<usize> = Vec::new();
-    let mut first = true;
     for sentence in sentences(n) {
         let mut start = sentence.start;
         while start < sentence.end {
@@ -310,9 +255,222 @@ fn first_clause(n: &Normalized, start: usize, end: usize, budget: usize) -> Opti
         .map(|c| c.at)
 }
 
+/// How text is cut for synthesis: the normalising segmenter, or (`normalize: false`) raw
+/// sentences sent to espeak-ng as they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segmenter {
+    pub normalize: bool,
+    /// Normaliser options and segment lengths (raw text uses `first_max_chars` only).
+    pub options: SegmentOptions,
+}
+
+impl Default for Segmenter {
+    fn default() -> Self {
+        Self {
+            normalize: true,
+            options: SegmentOptions::default(),
+        }
+    }
+}
+
+/// Text the segmenter reads at a time: long enough for any sentence, short enough that the
+/// first segment of a long text is ready at once (normalising 16 KB takes a few ms). Below
+/// the normaliser's block ([`crate::normalize::BLOCK_BYTES`]), so a window is normalised in
+/// one piece unless it is one long run.
+const WINDOW_BYTES: usize = 16 * 1024;
+
+impl Segmenter {
+    /// The segments of `text`, read a window at a time as they are asked for, so a text of any
+    /// length costs only its current window before its first segment. `first` asks for a short
+    /// first segment (the start of an utterance).
+    ///
+    /// A window ends after whitespace, and its last segment is read again with the next one,
+    /// after the segment before it (the normaliser's look-behind: "Dr." after a capitalised
+    /// word reads "Drive"). So the segments are those of the whole text as long as no
+    /// sentence is longer than a window and the normaliser looks back no further.
+    ///
+    /// A window without whitespace lies in a run longer than a window. Normalised, the window
+    /// is then the whole run, which the normaliser announces once ("N characters skipped")
+    /// without reading it; raw, it is cut at the window's end.
+    pub fn iter<'a>(&'a self, text: &'a str, first: bool) -> Segments<'a> {
+        self.iter_in_windows(text, first, WINDOW_BYTES)
+    }
+
+    /// All segments of `text` (as [`Segmenter::iter`] yields them).
+    pub fn segments(&self, text: &str, first: bool) -> Vec<Segment> {
+        self.iter(text, first).collect()
+    }
+
+    fn iter_in_windows<'a>(&'a self, text: &'a str, first: bool, window: usize) -> Segments<'a> {
+        Segments {
+            segmenter: self,
+            text,
+            pos: 0,
+            context: 0,
+            first,
+            window: window.max(1),
+            ready: VecDeque::new(),
+            held: None,
+        }
+    }
+
+    /// The segments of one window of text.
+    fn cut(&self, text: &str, first: bool) -> Vec<Segment> {
+        if !self.normalize {
+            return raw::segments(text, first.then_some(self.options.first_max_chars));
+        }
+        let n = normalize(text, &self.options.normalize);
+        cut_normalized(&n, text.len(), &self.options, first)
+    }
+}
+
+/// The segments of a text, read a window at a time ([`Segmenter::iter`]).
+pub struct Segments<'a> {
+    segmenter: &'a Segmenter,
+    text: &'a str,
+    /// Where the next window starts.
+    pos: usize,
+    /// Where the next window's context starts (the last segment handed out).
+    context: usize,
+    first: bool,
+    window: usize,
+    ready: VecDeque<Segment>,
+    /// The next segment to hand out, held until the one after it is known: a window with
+    /// nothing to say (silent characters) goes with the segment before it, so the segments
+    /// tile the text.
+    held: Option<Segment>,
+}
+
+impl Segments<'_> {
+    /// Bytes of the text read so far (the windows segmented).
+    pub fn bytes_read(&self) -> usize {
+        self.pos
+    }
+
+    /// Segments the next window. Its last segment may go on past the window, so unless the
+    /// window ends the text, that segment is left to be read again with the next window. The
+    /// segment before it is read again too, as context for the normaliser (and dropped).
+    fn fill(&mut self) {
+        let (pos, len) = (self.pos, self.text.len());
+        let end = window_end(self.text, pos, self.window, self.segmenter.normalize);
+        let mut segs = self.read(self.context, end);
+        if self.context < pos && !segs.iter().any(|s| s.range.start == pos) {
+            // With the context the segments fall differently: read on without it.
+            segs = self.read(pos, end);
+        }
+        segs.retain(|s| s.range.start >= pos);
+        self.first = false;
+        let mut next = end;
+        if end < len
+            && let [.., last] = segs.as_slice()
+            && last.range.start > pos
+        {
+            next = last.range.start;
+            segs.pop();
+        }
+        self.context = segs.last().map_or(next, |s| s.range.start);
+        self.ready.extend(segs);
+        self.pos = next;
+    }
+
+    /// The segments of `text[from..end]`, with ranges in the whole text.
+    fn read(&self, from: usize, end: usize) -> Vec<Segment> {
+        let first = self.first && from == 0;
+        let mut segs = self.segmenter.cut(&self.text[from..end], first);
+        for s in &mut segs {
+            s.range = from + s.range.start..from + s.range.end;
+        }
+        segs
+    }
+}
+
+impl Iterator for Segments<'_> {
+    type Item = Segment;
+
+    fn next(&mut self) -> Option<Segment> {
+        loop {
+            if let Some(mut next) = self.ready.pop_front() {
+                let Some(mut done) = self.held.take() else {
+                    // The first segment starts the text, silent windows before it included.
+                    next.range.start = 0;
+                    self.held = Some(next);
+                    continue;
+                };
+                // What lies between them (silent windows too) goes with `done`.
+                done.range.end = next.range.start;
+                self.held = Some(next);
+                return Some(done);
+            }
+            if self.pos >= self.text.len() {
+                let mut last = self.held.take()?;
+                last.range.end = self.text.len();
+                return Some(last);
+            }
+            self.fill();
+        }
+    }
+}
+
+/// End of the window of at most `max` bytes from `start`: after its last whitespace when it
+/// has some, always on a char boundary, and never empty. Without whitespace, the end of the
+/// run when `whole_runs`, else the window's end.
+fn window_end(text: &str, start: usize, max: usize, whole_runs: bool) -> usize {
+    if text.len() - start <= max {
+        return text.len();
+    }
+    let mut end = start + max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end == start {
+        // One character longer than the window.
+        return start + text[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    match text[start..end].rfind(char::is_whitespace) {
+        Some(i) if i > 0 => {
+            let ws = text[start + i..].chars().next().map_or(1, char::len_utf8);
+            start + i + ws
+        }
+        // No whitespace after the window's first character: the run goes on past `end`.
+        _ if whole_runs => text[end..]
+            .find(char::is_whitespace)
+            .map_or(text.len(), |i| end + i),
+        _ => end,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn long_text() -> String {
+        let parts = [
+            "Dr. Smith paid $3.50 on 12 May, then left. ",
+            "The quick brown fox jumps over the lazy dog, while the old farmer watches from his porch and the rain falls. ",
+            "Is it 2.5% or 3.14? Nobody knows!\n\n",
+            "e.g. the U.S. economy grew; it was fine: mostly. ",
+            "Ünïcödé text, ééé, and more words here. ",
+        ];
+        (0..250).map(|i| parts[i % parts.len()]).collect()
+    }
+
+    #[test]
+    fn windows_cut_after_whitespace_and_on_char_boundaries() {
+        let t = "aaaa bbbb cccc";
+        assert_eq!(window_end(t, 0, 7, false), 5);
+        assert_eq!(window_end(t, 5, 100, false), t.len());
+        let u = "éééééééé";
+        let e = window_end(u, 0, 5, false);
+        assert!(u.is_char_boundary(e) && e <= 5 && e > 0);
+        assert_eq!(window_end(u, 0, 1, false), 2);
+        // A run longer than the window: whole, to its end, when normalising.
+        let r = "x a bbbbbbbbbbbbbbbbbbbb c";
+        assert_eq!(window_end(r, 0, 10, true), 4);
+        assert_eq!(window_end(r, 4, 10, true), r.len() - 2);
+        assert_eq!(window_end(r, 4, 10, false), 14);
+        assert_eq!(window_end(&u[2..], 0, 5, true), u.len() - 2);
+        assert_eq!(window_end(" xxxxxxxxxxxxxxx y", 0, 5, true), 16);
+    }
 
     fn assert_tiles(text: &str, segs: &[Segment]) {
         let mut at = 0;
@@ -325,34 +483,18 @@ mod tests {
     }
 
     #[test]
-    fn a_long_text_is_segmented_lazily_block_by_block() {
+    fn silent_windows_and_long_runs_keep_the_tiling() {
         let opts = SegmentOptions::default();
-        let para = "The cat sat on the mat. It was happy, and the dog was not.\n\n";
-        let text = para.repeat(4 * BLOCK_BYTES / para.len());
-        let mut it = Segments::new(&text, &opts);
-        let first = it.next().unwrap();
-        assert!(it.at <= BLOCK_BYTES, "only the first block is normalised");
-        assert_eq!(first.range.start, 0);
-        let mut all = vec![first];
-        all.extend(it);
-        assert_tiles(&text, &all);
-        assert_eq!(all.len(), 2 * text.matches(para).count());
-        // The short first budget applies to the text's first segment only.
-        let whole = segments(&text, &opts);
-        assert_eq!(whole, all);
-    }
-
-    #[test]
-    fn silent_blocks_and_long_runs_keep_the_tiling() {
-        let opts = SegmentOptions::default();
+        let block = crate::normalize::BLOCK_BYTES;
         let text = format!(
             "Hello there.\n{}\n{} and after.",
-            ". ".repeat(BLOCK_BYTES),
-            "x".repeat(3 * BLOCK_BYTES)
+            ". ".repeat(block),
+            "x".repeat(3 * block)
         );
         let segs = segments(&text, &opts);
         assert_tiles(&text, &segs);
         let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
+        // A run longer than the window is announced once, not once per window.
         assert_eq!(
             texts,
             [
@@ -362,6 +504,81 @@ mod tests {
             ]
         );
         assert!(segments("", &opts).is_empty());
-        assert!(segments(&" ".repeat(2 * BLOCK_BYTES), &opts).is_empty());
+        assert!(segments(&" ".repeat(2 * block), &opts).is_empty());
+        // Raw text reads a long run in pieces, never one window larger than the limit.
+        let raw = Segmenter {
+            normalize: false,
+            options: opts,
+        };
+        let segs = raw.segments(&text, true);
+        assert_tiles(&text, &segs);
+        assert!(segs.iter().all(|s| s.text.len() <= WINDOW_BYTES));
+    }
+
+    #[test]
+    fn reading_in_windows_gives_the_segments_of_the_whole_text() {
+        let t = long_text();
+        for normalize in [true, false] {
+            let s = Segmenter {
+                normalize,
+                options: SegmentOptions::default(),
+            };
+            for first in [true, false] {
+                let whole: Vec<Segment> = s.cut(&t, first);
+                for window in [300, 1000, 4096] {
+                    assert!(t.len() > 3 * window);
+                    let got: Vec<Segment> = s.iter_in_windows(&t, first, window).collect();
+                    assert_eq!(
+                        got, whole,
+                        "normalize {normalize}, first {first}, window {window}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_text_is_read_one_window_at_a_time() {
+        let t = long_text().repeat(12);
+        assert!(t.len() > 10 * WINDOW_BYTES);
+        let s = Segmenter::default();
+        let mut it = s.iter(&t, true);
+        assert!(it.next().is_some());
+        assert!(
+            it.bytes_read() <= WINDOW_BYTES,
+            "read {} bytes",
+            it.bytes_read()
+        );
+        // Segments tile the text to its end.
+        let mut at = 0;
+        for seg in s.segments(&t, true) {
+            assert_eq!(seg.range.start, at);
+            at = seg.range.end;
+        }
+        assert_eq!(at, t.len());
+    }
+
+    /// Words, numbers and abbreviations that the normaliser and the splitters read
+    /// differently, some followed by clause punctuation.
+    const WORD: &str = "([a-z]{1,8}|[A-Z][a-z]{0,6}|[0-9]{1,4}|\\$[0-9]\\.[0-9]{2}|Dr\\.|Mr\\.|e\\.g\\.|U\\.S\\.|3\\.14)[,;:]?";
+
+    proptest::proptest! {
+        /// Reading in windows changes nothing while the windows are longer than the sentences.
+        #[test]
+        fn reading_in_windows_changes_no_segment(
+            sentences in proptest::collection::vec(
+                (proptest::collection::vec(WORD, 1..25), "[.?!]"), 0..60),
+            window in 500usize..1500,
+        ) {
+            let t: String = sentences
+                .iter()
+                .map(|(words, end)| format!("{}{end} ", words.join(" ")))
+                .collect();
+            for normalize in [true, false] {
+                let s = Segmenter { normalize, options: SegmentOptions::default() };
+                let got: Vec<Segment> = s.iter_in_windows(&t, true, window).collect();
+                proptest::prop_assert_eq!(got, s.cut(&t, true), "normalize {}", normalize);
+            }
+        }
     }
 }

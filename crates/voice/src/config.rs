@@ -23,6 +23,10 @@ pub struct VoiceConfig {
     pub inference: crate::Scales,
     pub num_speakers: usize,
     pub num_symbols: usize,
+    /// Which model the dimensions describe (the backends refuse one they do not run).
+    /// Folders written before the tag existed are Piper VITS voices.
+    #[serde(default)]
+    pub architecture: Architecture,
     pub dims: ModelDims,
     /// Storage type of `voice.safetensors`: "f32" or "f16".
     pub weights_dtype: String,
@@ -34,6 +38,16 @@ pub struct VoiceConfig {
 pub struct VoiceSource {
     pub onnx_sha256: String,
     pub piper_version: String,
+}
+
+/// The model family a voice is. A new architecture gets a variant here, its dimensions
+/// beside [`ModelDims`], an importer in `import.rs`, and a backend in hark-model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Architecture {
+    /// Piper's VITS: text encoder, stochastic duration predictor, flow, HiFi-GAN.
+    #[default]
+    PiperVits,
 }
 
 /// Architecture dimensions of a Piper VITS voice.

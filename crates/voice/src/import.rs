@@ -1,7 +1,7 @@
 //! `hark voice import`: Piper `.onnx` + `.onnx.json` → `voices_dir/NAME/{voice.safetensors,
 //! voice.json}`. Validates everything before writing, and writes atomically.
 
-use super::config::{VOICE_FORMAT_VERSION, VoiceConfig, VoiceSource};
+use super::config::{Architecture, VOICE_FORMAT_VERSION, VoiceConfig, VoiceSource};
 use super::onnx::ModelProto;
 use super::scales::Scales;
 use super::{dims, mapping};
@@ -314,6 +314,7 @@ impl PiperJson {
             inference: inf,
             num_speakers: self.num_speakers,
             num_symbols,
+            architecture: Architecture::PiperVits,
             dims,
             weights_dtype: dtype.as_str().to_string(),
             source: VoiceSource {

@@ -10,8 +10,8 @@ pub mod store;
 pub mod tensor;
 pub mod weights;
 
-pub use config::{ModelDims, VoiceConfig};
+pub use config::{Architecture, ModelDims, VoiceConfig};
 pub use import::{ImportError, ImportReport, WeightDtype, import_piper, import_piper_report};
 pub use scales::Scales;
-pub use store::{DEFAULT_VOICE, Voice, VoiceError, VoiceInfo, list, voices_dir};
+pub use store::{DEFAULT_VOICE, Voice, VoiceError, VoiceInfo, list};
 pub use weights::{Weights, WeightsError};

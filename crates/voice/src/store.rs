@@ -32,17 +32,6 @@ pub enum VoiceError {
     Weights(#[from] WeightsError),
 }
 
-/// `HARK_VOICES_DIR`, else `$XDG_DATA_HOME/hark/voices` (`~/.local/share/hark/voices`).
-pub fn voices_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("HARK_VOICES_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    dirs::data_dir()
-        .unwrap_or_else(|| PathBuf::from(".local/share"))
-        .join("hark")
-        .join("voices")
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct VoiceInfo {
     pub name: String,
@@ -150,18 +139,9 @@ pub struct Voice {
 }
 
 impl Voice {
-    /// Loads a voice: `Some(path)` to a voice folder, `Some(name)` in `voices_dir()`, or `None`
+    /// Loads a voice: `Some(path)` to a voice folder, `Some(name)` in the voice folder
+    /// `voices` (the binaries resolve it once: `hark_engine::Overrides::voices_dir`), or `None`
     /// for the default voice (or the only installed one).
-    pub fn load(name_or_dir: Option<&str>) -> Result<Voice, VoiceError> {
-        Self::load_from(&voices_dir(), name_or_dir)
-    }
-
-    /// Only the voice's `voice.json`, for work that needs no weights (phonemes, listing).
-    pub fn load_config(name_or_dir: Option<&str>) -> Result<VoiceConfig, VoiceError> {
-        read_config(&resolve(&voices_dir(), name_or_dir)?)
-    }
-
-    /// Like `load`, with an explicit voices folder (for tests and `--voices-dir`).
     pub fn load_from(voices: &Path, name_or_dir: Option<&str>) -> Result<Voice, VoiceError> {
         let dir = resolve(voices, name_or_dir)?;
         let config = read_config(&dir)?;
@@ -179,6 +159,14 @@ impl Voice {
             config,
             weights,
         })
+    }
+
+    /// Only the voice's `voice.json`, for work that needs no weights (phonemes, listing).
+    pub fn load_config(
+        voices: &Path,
+        name_or_dir: Option<&str>,
+    ) -> Result<VoiceConfig, VoiceError> {
+        read_config(&resolve(voices, name_or_dir)?)
     }
 }
 

@@ -3,92 +3,30 @@
 
 pub mod voices;
 
-use crate::actions::{self, Action};
-use crate::events::{Notice, NoticeLog};
-use crate::managers::engine::{EngineManager, State, Status};
-use crate::managers::history::{HistoryManager, Item, Source};
-use crate::managers::settings::SettingsManager;
-use crate::managers::sources::{SourcesManager, SourcesStatus};
-use crate::settings::{self, Settings};
-use crate::shortcut::{Bindings, ShortcutStatus};
+use crate::actions;
+use crate::events;
+use crate::managers::{self, engine::EngineManager, history::HistoryManager};
+use crate::managers::{settings::SettingsManager, sources::SourcesManager};
+use crate::settings::{Action, Settings};
+use crate::state::{AppState, Source, SourcesStatus, State};
 use hark_engine::Mode;
-use serde::Serialize;
 use tauri::{AppHandle, Manager, State as S};
-
-#[derive(Clone, Debug, Serialize)]
-pub struct VoiceEntry {
-    pub name: String,
-    pub sample_rate: u32,
-    pub dtype: String,
-    pub size_mb: f64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Limits {
-    pub rate_min: f32,
-    pub rate_max: f32,
-    pub steps_max: u32,
-}
-
-/// Everything the UI shows, in one snapshot.
-#[derive(Clone, Debug, Serialize)]
-pub struct AppState {
-    pub settings: Settings,
-    pub voices: Vec<VoiceEntry>,
-    pub status: Status,
-    pub sources: SourcesStatus,
-    pub shortcuts: Vec<ShortcutStatus>,
-    pub history: Vec<Item>,
-    pub notices: Vec<Notice>,
-    /// Whether the default voice's files were found, so onboarding can offer to install it.
-    pub default_voice_available: bool,
-    pub limits: Limits,
-    pub version: &'static str,
-}
-
-pub fn app_state(app: &AppHandle) -> AppState {
-    let voices = hark_voice::list(&hark_voice::voices_dir())
-        .into_iter()
-        .map(|v| VoiceEntry {
-            name: v.name,
-            sample_rate: v.sample_rate,
-            dtype: v.dtype,
-            size_mb: (v.size_bytes as f64 / 1e6 * 10.0).round() / 10.0,
-        })
-        .collect();
-    AppState {
-        settings: app.state::<SettingsManager>().get(),
-        voices,
-        status: app.state::<EngineManager>().status(),
-        sources: app.state::<SourcesManager>().status(),
-        shortcuts: app.state::<Bindings>().report(),
-        history: app.state::<HistoryManager>().list(),
-        notices: app.state::<NoticeLog>().recent(),
-        default_voice_available: voices::default_voice_onnx().is_some(),
-        limits: Limits {
-            rate_min: settings::RATE_MIN,
-            rate_max: settings::RATE_MAX,
-            steps_max: settings::STEPS_MAX,
-        },
-        version: env!("CARGO_PKG_VERSION"),
-    }
-}
 
 #[tauri::command]
 pub fn get_state(app: AppHandle) -> AppState {
-    app_state(&app)
+    managers::snapshot(&app)
 }
 
 #[tauri::command]
 pub fn save_settings(app: AppHandle, settings: Settings) -> Result<AppState, String> {
-    crate::apply_settings(&app, settings)?;
-    Ok(app_state(&app))
+    managers::apply_settings(&app, settings)?;
+    Ok(managers::snapshot(&app))
 }
 
 #[tauri::command]
 pub fn reset_settings(app: AppHandle) -> Result<AppState, String> {
-    crate::apply_settings(&app, Settings::default())?;
-    Ok(app_state(&app))
+    managers::apply_settings(&app, Settings::default())?;
+    Ok(managers::snapshot(&app))
 }
 
 #[tauri::command]
@@ -98,9 +36,9 @@ pub fn speak_text(
     text: String,
 ) -> Result<u64, String> {
     let id = engine.speak(text.clone(), Source::Typed, Mode::Interrupt)?;
-    app.state::<HistoryManager>()
-        .add(Source::Typed, &text, Some(id));
-    crate::events::history(&app);
+    let history = app.state::<HistoryManager>();
+    history.add(Source::Typed, &text, Some(id));
+    events::history(&app, &history.list());
     Ok(id)
 }
 
@@ -130,7 +68,7 @@ pub fn toggle_pause(app: AppHandle) -> State {
 #[tauri::command]
 pub fn clear_history(app: AppHandle, history: S<'_, HistoryManager>) {
     history.clear();
-    crate::events::history(&app);
+    events::history(&app, &history.list());
 }
 
 #[tauri::command]
@@ -144,7 +82,7 @@ pub fn replay_history(
         .text(id)
         .ok_or("That item is too long to keep; copy it again to hear it.")?;
     let utt = engine.speak(text, Source::History, Mode::Interrupt)?;
-    crate::events::history(&app);
+    events::history(&app, &history.list());
     Ok(utt)
 }
 
@@ -198,17 +136,7 @@ mod tests {
         }
         // The typedefs in api.js name every field Rust sends.
         let settings = serde_json::to_value(Settings::default()).unwrap();
-        let status = serde_json::to_value(crate::managers::engine::Status {
-            state: State::Ready,
-            message: None,
-            voice: None,
-            backend: None,
-            gpu: None,
-            onset_ms: None,
-            rtf: None,
-            queue_depth: 0,
-        })
-        .unwrap();
+        let status = serde_json::to_value(crate::state::Status::starting()).unwrap();
         for obj in [&settings, &settings["shortcuts"], &status] {
             for key in obj.as_object().unwrap().keys() {
                 assert!(
@@ -225,5 +153,34 @@ mod tests {
                 "ui/api.js calls unknown command {name}"
             );
         }
+    }
+
+    /// Each <select> in the UI offers exactly the serde names of the values it stands for, so
+    /// what the UI sends reads and what Rust sends shows.
+    #[test]
+    fn select_options_are_the_serde_names() {
+        use hark_engine::{BackendChoice, GpuEngine};
+        let html = include_str!("../../../ui/index.html");
+        let options = |id: &str| {
+            let start = html.find(&format!("<select id=\"{id}\"")).unwrap();
+            let end = start + html[start..].find("</select>").unwrap();
+            let mut v: Vec<String> = html[start..end]
+                .split("<option value=\"")
+                .skip(1)
+                .map(|p| p.split('"').next().unwrap().to_string())
+                .collect();
+            v.sort();
+            v
+        };
+        fn names<T: serde::Serialize>(all: impl IntoIterator<Item = T>) -> Vec<String> {
+            let mut v: Vec<String> = all
+                .into_iter()
+                .map(|x| serde_json::to_value(x).unwrap().as_str().unwrap().into())
+                .collect();
+            v.sort();
+            v
+        }
+        assert_eq!(options("backend"), names(BackendChoice::ALL));
+        assert_eq!(options("gpu-engine"), names(GpuEngine::ALL));
     }
 }

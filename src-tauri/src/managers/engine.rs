@@ -1,61 +1,20 @@
 //! The adapter between the app and the streaming engine (`hark_engine::Engine`): starts it off
-//! the main thread, turns the app's settings into engine settings, feeds long text in pieces,
-//! and turns engine events into UI status. The only file that knows the engine's API.
+//! the main thread, turns the app's settings into engine settings, hands it text (of any
+//! length: the engine reads it as it speaks), and turns engine events into UI status. The only
+//! file that knows the engine's API.
 
 use crate::events;
-use crate::managers::history::{HistoryManager, Source};
-use crate::settings::StepMode as StepPref;
-use crate::settings::{BackendPref, Settings};
-use hark_engine::{
-    BackendChoice, Engine, EngineConfig, EngineError, Event, Events, Mode, StepMode,
-};
+use crate::managers::history::HistoryManager;
+use crate::settings::Settings;
+use crate::state::{Level, Source, Speaking, State, Status};
+use hark_engine::{BackendChoice, Engine, EngineConfig, EngineError, Event, Events, Mode};
 use hark_voice::Scales;
 use hark_voice::{Voice, VoiceError};
-use serde::Serialize;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Manager};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    Starting,
-    Ready,
-    Speaking,
-    Paused,
-    /// No voice installed: the UI shows onboarding.
-    NoVoice,
-    /// The audio device could not be opened; the app keeps running.
-    NoAudio,
-    Error,
-}
-
-/// What the status panel shows. Never holds the user's text.
-#[derive(Clone, Debug, Serialize)]
-pub struct Status {
-    pub state: State,
-    pub message: Option<String>,
-    pub voice: Option<String>,
-    pub backend: Option<String>,
-    /// The GPU's name when this build has a GPU backend and found one.
-    pub gpu: Option<String>,
-    pub onset_ms: Option<f64>,
-    pub rtf: Option<f64>,
-    pub queue_depth: usize,
-}
-
-/// The clause being spoken with a little context either side (never the whole text: a 10 MB
-/// clipboard must not be pushed into the webview).
-#[derive(Clone, Debug, Serialize)]
-pub struct Speaking {
-    pub id: u64,
-    pub source: Source,
-    pub before: String,
-    pub current: String,
-    pub after: String,
-    pub done: bool,
-}
 
 const CONTEXT_CHARS: usize = 240;
 const CURRENT_MAX_CHARS: usize = 1200;
@@ -69,9 +28,9 @@ struct Utterance {
 pub struct EngineManager {
     app: AppHandle,
     engine: Mutex<Option<Arc<Engine>>>,
+    /// Also holds the voice's own scales, which the noise settings fall back to.
     status: Mutex<Status>,
     utterances: Mutex<HashMap<u64, Utterance>>,
-    voice_scales: Mutex<Option<Scales>>,
     /// The `HARK_*` overrides, read once at start-up.
     overrides: hark_engine::Overrides,
     /// Bumped by every (re)start so a replaced engine's late events are ignored.
@@ -88,18 +47,8 @@ impl EngineManager {
             app,
             overrides,
             engine: Mutex::new(None),
-            status: Mutex::new(Status {
-                state: State::Starting,
-                message: None,
-                voice: None,
-                backend: None,
-                gpu: None,
-                onset_ms: None,
-                rtf: None,
-                queue_depth: 0,
-            }),
+            status: Mutex::new(Status::starting()),
             utterances: Mutex::new(HashMap::new()),
-            voice_scales: Mutex::new(None),
             generation: AtomicU64::new(0),
         }
     }
@@ -145,10 +94,10 @@ impl EngineManager {
     }
 
     fn run(&self, generation: u64, settings: &Settings) {
-        let voice = match load_voice(settings.voice.as_deref()) {
+        let voice = match load_voice(&self.overrides.voices_dir, settings.voice.as_deref()) {
             Ok((v, note)) => {
                 if let Some(n) = note {
-                    events::notice(&self.app, events::Level::Warning, &n);
+                    events::notice(&self.app, Level::Warning, &n);
                 }
                 v
             }
@@ -170,8 +119,8 @@ impl EngineManager {
             .dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned());
-        let scales: Scales = voice.config.inference;
-        *lock(&self.voice_scales) = Some(scales);
+        // Sent to the UI with the next status update.
+        lock(&self.status).voice_scales = voice.config.inference;
         let voice = Arc::new(voice);
         let config = |backend| {
             let mut c = EngineConfig::new(Arc::clone(&voice)).with_overrides(&self.overrides);
@@ -181,11 +130,11 @@ impl EngineManager {
             c.settings = self.engine_settings(settings);
             c
         };
-        let started = match Engine::start(config(backend_choice(settings.backend))) {
+        let started = match Engine::start(config(settings.backend)) {
             Err(EngineError::CudaUnavailable(why)) => {
                 events::notice(
                     &self.app,
-                    events::Level::Warning,
+                    Level::Warning,
                     &format!("The GPU cannot be used ({why}); using the CPU."),
                 );
                 Engine::start(config(BackendChoice::Cpu))
@@ -275,13 +224,12 @@ impl EngineManager {
                     }
                 }
                 Event::Error { message, .. } => {
-                    events::notice(&self.app, events::Level::Error, &message);
+                    events::notice(&self.app, Level::Error, &message);
                 }
                 Event::Stats(st) => {
-                    self.app
-                        .state::<HistoryManager>()
-                        .set_onset(st.id, st.onset_ms);
-                    events::history(&self.app);
+                    let history = self.app.state::<HistoryManager>();
+                    history.set_onset(st.id, st.onset_ms);
+                    events::history(&self.app, &history.list());
                     self.update(|s| {
                         if st.onset_ms.is_some() {
                             s.onset_ms = st.onset_ms;
@@ -333,7 +281,7 @@ impl EngineManager {
         })
     }
 
-    /// Speaks `text` (any length: the engine reads it in pieces as it goes).
+    /// Speaks `text` (any length: the engine reads it as it goes).
     pub fn speak(&self, text: String, source: Source, mode: Mode) -> Result<u64, String> {
         if text.trim().is_empty() {
             return Err("There is no text to read.".into());
@@ -343,7 +291,7 @@ impl EngineManager {
         let id = {
             // Held across `speak` so the event thread cannot see the id before it is known.
             let mut u = lock(&self.utterances);
-            let id = submit(&engine, &text, mode);
+            let id = engine.speak(&text, mode);
             if mode == Mode::Interrupt {
                 u.clear();
             }
@@ -418,11 +366,7 @@ impl EngineManager {
     }
 
     fn engine_settings(&self, s: &Settings) -> hark_engine::Settings {
-        let voice = lock(&self.voice_scales).unwrap_or(Scales {
-            noise_scale: 0.667,
-            length_scale: 1.0,
-            noise_w: 0.8,
-        });
+        let voice = lock(&self.status).voice_scales;
         hark_engine::Settings {
             scales: Scales {
                 noise_scale: s.noise_scale.unwrap_or(voice.noise_scale),
@@ -430,70 +374,25 @@ impl EngineManager {
                 noise_w: s.noise_w.unwrap_or(voice.noise_w),
             },
             volume: s.volume,
-            steps: match s.step_mode {
-                StepPref::Auto => StepMode::Auto,
-                StepPref::Fixed => StepMode::Fixed(s.step_frames as usize),
-            },
+            steps: s.step_mode,
             seed: 0,
         }
     }
 }
 
-/// Text handed to the engine per call: a 10 MB clipboard goes in as a run of appends, so no
-/// stage ever holds or scans the whole text at once.
-const PIECE_BYTES: usize = 16 * 1024;
-
-/// Speaks `text` as one utterance: the first piece with `mode`, the rest appended to it.
-fn submit(engine: &Engine, text: &str, mode: Mode) -> u64 {
-    let end = window_end(text, 0, PIECE_BYTES);
-    let id = engine.speak(&text[..end], mode);
-    let mut start = end;
-    while start < text.len() {
-        let end = window_end(text, start, PIECE_BYTES);
-        engine.append(&text[start..end]);
-        start = end;
-    }
-    id
-}
-
-/// End of the next piece of at most `max` bytes, cut after whitespace when there is some.
-fn window_end(text: &str, start: usize, max: usize) -> usize {
-    if text.len() - start <= max {
-        return text.len();
-    }
-    let mut end = start + max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    match text[start..end].rfind(char::is_whitespace) {
-        Some(i) if i > 0 => {
-            let ws = text[start + i..].chars().next().map_or(1, char::len_utf8);
-            start + i + ws
-        }
-        _ => end,
-    }
-}
-
-fn backend_choice(p: BackendPref) -> BackendChoice {
-    match p {
-        BackendPref::Auto => BackendChoice::Auto,
-        BackendPref::Gpu => BackendChoice::Cuda,
-        BackendPref::Cpu => BackendChoice::Cpu,
-    }
-}
-
 /// The chosen voice; if it has gone, the default one with a note saying so.
-fn load_voice(name: Option<&str>) -> Result<(Voice, Option<String>), VoiceError> {
-    match Voice::load(name) {
+fn load_voice(dir: &Path, name: Option<&str>) -> Result<(Voice, Option<String>), VoiceError> {
+    match Voice::load_from(dir, name) {
         Ok(v) => Ok((v, None)),
-        Err(VoiceError::NotFound { wanted, .. }) if name.is_some() => Voice::load(None).map(|v| {
-            (
-                v,
-                Some(format!(
-                    "The voice {wanted:?} is no longer installed; using the default voice."
-                )),
-            )
-        }),
+        Err(VoiceError::NotFound { wanted, .. }) if name.is_some() => Voice::load_from(dir, None)
+            .map(|v| {
+                (
+                    v,
+                    Some(format!(
+                        "The voice {wanted:?} is no longer installed; using the default voice."
+                    )),
+                )
+            }),
         Err(e) => Err(e),
     }
 }
@@ -523,16 +422,6 @@ fn fwd_chars(t: &str, from: usize, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pieces_cut_after_whitespace_and_on_char_boundaries() {
-        let t = "aaaa bbbb cccc";
-        assert_eq!(window_end(t, 0, 7), 5);
-        assert_eq!(window_end(t, 5, 100), t.len());
-        let u = "éééééééé";
-        let e = window_end(u, 0, 5);
-        assert!(u.is_char_boundary(e) && e <= 5 && e > 0);
-    }
 
     #[test]
     fn context_windows_count_chars_not_bytes() {

@@ -1,7 +1,7 @@
 //! The last things read aloud. In memory only unless the user opts in to saving; clipboard text
 //! can be private, so nothing here is ever logged.
 
-use serde::{Deserialize, Serialize};
+use crate::state::{Item, Source};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -11,32 +11,6 @@ pub const CAPACITY: usize = 20;
 const PREVIEW_CHARS: usize = 160;
 /// Longer items keep only their preview (a 10 MB clipboard is not kept 20 times over).
 const KEEP_TEXT_BYTES: usize = 64 * 1024;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    Clipboard,
-    Selection,
-    Typed,
-    Caption,
-    History,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Item {
-    pub id: u64,
-    pub source: Source,
-    pub preview: String,
-    pub chars: usize,
-    /// Unix time in ms.
-    pub at_ms: u64,
-    pub onset_ms: Option<f64>,
-    #[serde(skip)]
-    pub utterance: Option<u64>,
-    /// The whole text when short enough to read again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-}
 
 pub struct HistoryManager {
     items: Mutex<VecDeque<Item>>,

@@ -1,5 +1,5 @@
-//! The live settings and their file. Applying a change is `lib.rs`'s job (it knows every
-//! manager); this only holds, validates and saves.
+//! The live settings and their file. Applying a change is `managers::apply_settings`'s job
+//! (it knows every manager); this only holds, validates and saves.
 
 use crate::settings::{self, LoadNote, Settings};
 use std::path::PathBuf;

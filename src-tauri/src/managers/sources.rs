@@ -3,34 +3,17 @@
 //! the tray and the shortcuts never wait on X11 or a large clipboard read.
 
 use crate::clipboard::{self, Offer, Selection, X11};
-use crate::events::{self, Level};
+use crate::events;
 use crate::managers::engine::EngineManager;
-use crate::managers::history::{HistoryManager, Source};
+use crate::managers::history::HistoryManager;
+use crate::state::{Level, Source, SourcesStatus, Watch};
 use hark_engine::Mode;
 use hark_sources::caption::{Follower, Start};
-use serde::Serialize;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use tauri::{AppHandle, Manager};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Watch {
-    On,
-    Off,
-    Unavailable,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct SourcesStatus {
-    pub watch: Watch,
-    /// Why watching is unavailable, and what to do instead.
-    pub note: Option<String>,
-    /// The caption file or pipe being followed.
-    pub follow: Option<String>,
-}
 
 pub enum Request {
     /// The CLIPBOARD has a new owner (from the XFixes watcher, at this instant).
@@ -108,9 +91,9 @@ impl SourcesManager {
             let engine = app2.state::<EngineManager>();
             match engine.speak(line.to_string(), Source::Caption, Mode::Queue) {
                 Ok(id) => {
-                    app2.state::<HistoryManager>()
-                        .add(Source::Caption, line, Some(id));
-                    events::history(&app2);
+                    let history = app2.state::<HistoryManager>();
+                    history.add(Source::Caption, line, Some(id));
+                    events::history(&app2, &history.list());
                 }
                 Err(e) => events::notice(&app2, Level::Error, &e),
             }
@@ -242,7 +225,7 @@ impl Worker {
                     text.len()
                 );
                 history.add(source, &text, Some(id));
-                events::history(&self.app);
+                events::history(&self.app, &history.list());
             }
             Err(e) => self.say(Level::Error, &e),
         }

@@ -1,9 +1,9 @@
 //! Global shortcuts through the official plugin. Every problem (unparsable, used twice, taken
-//! by another program) is reported per shortcut instead of being dropped silently.
+//! by another program) is reported per shortcut instead of being dropped silently. This only
+//! parses, registers and looks up; `lib.rs` hands a pressed shortcut's action to `actions`.
 
-use crate::actions::{self, Action};
-use crate::settings::Shortcuts;
-use serde::Serialize;
+use crate::settings::{Action, Shortcuts};
+use crate::state::ShortcutStatus;
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Mutex;
@@ -17,15 +17,6 @@ pub struct Bindings {
     report: Mutex<Vec<ShortcutStatus>>,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct ShortcutStatus {
-    /// The settings key, e.g. "speak_selection".
-    pub action: &'static str,
-    pub accel: String,
-    pub ok: bool,
-    pub problem: Option<String>,
-}
-
 impl Bindings {
     pub fn report(&self) -> Vec<ShortcutStatus> {
         self.report
@@ -35,20 +26,10 @@ impl Bindings {
     }
 }
 
-fn pairs(s: &Shortcuts) -> [(Action, &str); 5] {
-    [
-        (Action::SpeakSelection, &s.speak_selection),
-        (Action::SpeakClipboard, &s.speak_clipboard),
-        (Action::Stop, &s.stop),
-        (Action::PauseResume, &s.pause_resume),
-        (Action::ToggleAutoRead, &s.toggle_auto_read),
-    ]
-}
-
 /// Parses the shortcuts and finds clashes between them, without touching the system.
 pub fn plan(s: &Shortcuts) -> Vec<(Action, String, Result<Shortcut, String>)> {
     let mut seen: HashMap<u32, Action> = HashMap::new();
-    pairs(s)
+    s.by_action()
         .into_iter()
         .map(|(action, accel)| {
             let accel = accel.trim().to_string();
@@ -124,21 +105,18 @@ pub fn apply<R: Runtime>(app: &AppHandle<R>, s: &Shortcuts) -> Vec<ShortcutStatu
     report
 }
 
-/// The plugin's handler: runs the bound action on key press.
-pub fn handle(app: &AppHandle, shortcut: &Shortcut, event: ShortcutEvent) {
+/// For the plugin's handler: the action bound to `shortcut`, on key press.
+pub fn pressed(app: &AppHandle, shortcut: &Shortcut, event: ShortcutEvent) -> Option<Action> {
     if event.state() != ShortcutState::Pressed {
-        return;
+        return None;
     }
-    let action = app.try_state::<Bindings>().and_then(|b| {
+    app.try_state::<Bindings>().and_then(|b| {
         b.map
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&shortcut.id())
             .copied()
-    });
-    if let Some(a) = action {
-        actions::perform(app, a);
-    }
+    })
 }
 
 #[cfg(test)]

@@ -300,7 +300,7 @@ pub fn run(voice: Voice, opts: &Options, json_only: bool) -> anyhow::Result<GpuR
         ..Default::default()
     };
     let t0 = Instant::now();
-    let mut gpu = CudaBackend::new(&voice)?;
+    let mut gpu = CudaBackend::new(&voice, &crate::overrides().gpu)?;
     let gpu_name = gpu.model.gpu.name.clone();
     r.startup_ms = t0.elapsed().as_secs_f64() * 1e3;
     let st = gpu.model.startup.clone();

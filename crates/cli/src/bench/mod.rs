@@ -8,7 +8,7 @@ mod text;
 
 use anyhow::Context;
 use clap::Args;
-use hark_engine::{BackendChoice, GpuEngine, Synthesizer};
+use hark_engine::{BackendChoice, GpuEngine, Input, Synthesizer};
 use hark_voice::Voice;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -158,7 +158,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if args.normalize {
         return text::run(args.json);
     }
-    let voice = Voice::load(args.voice.as_deref())?;
+    let voice = Voice::load_from(&crate::overrides().voices_dir, args.voice.as_deref())?;
     if args.backend == BackendChoice::Cuda {
         let ort = !args.no_ort;
         let ids = ort_ids(&voice)?;
@@ -188,11 +188,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
-    let synth = Synthesizer::new(voice, args.backend)?;
-    let rate = synth.voice.config.sample_rate as f64;
-    let speak = |text: &str| -> anyhow::Result<usize> {
+    let mut synth = Synthesizer::with_engine(
+        voice,
+        args.backend,
+        GpuEngine::Auto,
+        &crate::overrides().gpu,
+    )?;
+    let rate = synth.voice().config.sample_rate as f64;
+    let mut speak = |text: &str| -> anyhow::Result<usize> {
         let mut samples = 0;
-        synth.speak_text(text, |s| {
+        synth.speak(Input::Text(text), |s| {
             samples += s.len();
             Ok(())
         })?;
@@ -202,7 +207,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         speak(FIRST_CLAUSE)?;
     }
     let samples = speak(SENTENCE)?;
-    let time = |text: &str, runs: usize| -> anyhow::Result<Vec<f64>> {
+    let mut time = |text: &str, runs: usize| -> anyhow::Result<Vec<f64>> {
         (0..runs)
             .map(|_| {
                 let t0 = Instant::now();
@@ -226,7 +231,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let ort = if args.no_ort {
         None
     } else {
-        let ids = ort_ids(&synth.voice)?;
+        let ids = ort_ids(synth.voice())?;
         Some(run_ort(&args, threads, ids.path())?)
     };
     let ratio = |f: fn(&EngineResult) -> f64| ort.as_ref().map(|o| f(&hark) / f(o));

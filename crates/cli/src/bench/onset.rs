@@ -94,7 +94,10 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
         args.runs >= 1 || args.starts >= 1,
         "--runs or --starts must be at least 1"
     );
-    let voice = Arc::new(Voice::load(args.voice.as_deref())?);
+    let voice = Arc::new(Voice::load_from(
+        &crate::overrides().voices_dir,
+        args.voice.as_deref(),
+    )?);
     // First, while nothing in the process is warm yet.
     let first_after_start = (args.starts > 0)
         .then(|| first_after_start(args, &voice))

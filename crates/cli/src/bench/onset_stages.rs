@@ -4,9 +4,9 @@
 
 use super::Stats;
 use hark_audio::resample::StreamResampler;
-use hark_engine::segment::Segmenter;
 use hark_engine::steps::StepPolicy;
 use hark_model::cpu::{NEVER, decoder, encoder, noise::NoiseSource, pipeline};
+use hark_text::segment::Segmenter;
 use hark_voice::Scales;
 use hark_voice::Voice;
 use serde::Serialize;
@@ -19,7 +19,8 @@ pub struct Stages {
     pub ids: usize,
     pub frames: usize,
     pub first_step: usize,
-    /// Normalising and segmenting the whole text (the phonemiser's work before segment 1).
+    /// Normalising and segmenting the text up to its first segment (the phonemiser's work
+    /// before segment 1).
     pub segment_ms: Stats,
     pub g2p_ms: Stats,
     pub encoder_ms: Stats,
@@ -73,21 +74,18 @@ fn ms_since(t: Instant) -> f64 {
 pub fn measure(voice: &Voice, text: &str, device_rate: u32, runs: usize) -> anyhow::Result<Stages> {
     let (w, d, cfg) = (&voice.weights, &voice.config.dims, &voice.config);
     let scales: Scales = cfg.inference;
-    let segmenter = Segmenter {
-        normalize: true,
-        options: Default::default(),
-    };
+    let segmenter = Segmenter::default();
     let step = StepPolicy::default().start;
     let ctx = d.flow_decoder_receptive_frames();
     let mut t: [Vec<f64>; 8] = Default::default();
     let mut last = None;
     for run in 0..=runs {
         let t0 = Instant::now();
-        let segments: Vec<_> = segmenter.segments(text, true).collect();
-        let seg_ms = ms_since(t0);
-        let first = segments
-            .first()
+        let first = segmenter
+            .iter(text, true)
+            .next()
             .ok_or_else(|| anyhow::anyhow!("the benchmark text has no segment"))?;
+        let seg_ms = ms_since(t0);
         let t0 = Instant::now();
         let sentences =
             hark_text::text_to_ids(&first.text, &cfg.espeak_voice, &cfg.phoneme_id_map)?;

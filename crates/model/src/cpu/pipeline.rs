@@ -1,7 +1,7 @@
 //! The whole CPU reference: ids → audio, stage by stage, keeping the intermediates that the
 //! parity tests and the GPU twins compare against.
 
-use super::decoder::{decode, decode_cols};
+use super::decoder::decode;
 use super::duration::duration_logw;
 use super::durations::{durations, expand_frames};
 use super::encoder::{EncoderOut, text_encoder};
@@ -75,33 +75,6 @@ pub fn frontend_after_encoder(
     })
 }
 
-/// Sentences up to this many frames (11.9 s at 22.05 kHz, hop 256) are decoded in one go;
-/// longer ones in windows of [`DECODE_WINDOW_FRAMES`], each with its full receptive field, so
-/// the decoder's memory (tens of kB per frame at once) stays bounded: an 800-id sentence
-/// stretched to 7,900 frames peaked at 214 MB for the whole `hark speak --out`, against 505 MB
-/// decoded whole. The windows equal the whole decode (bit for bit on the Joe voice; the
-/// decoder's tests allow 1e-6).
-pub const DIRECT_DECODE_FRAMES: usize = 1024;
-/// Frames per decoder window past [`DIRECT_DECODE_FRAMES`].
-pub const DECODE_WINDOW_FRAMES: usize = 256;
-
-/// The decoder's audio for all of `z`, in windows when it is long.
-fn decode_bounded(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
-    let frames = z.dim(1);
-    if frames <= DIRECT_DECODE_FRAMES {
-        return decode(w, d, z);
-    }
-    let (left, right) = d.decoder_receptive_span();
-    let mut audio = Vec::with_capacity(frames * d.samples_per_frame());
-    for start in (0..frames).step_by(DECODE_WINDOW_FRAMES) {
-        let end = (start + DECODE_WINDOW_FRAMES).min(frames);
-        let (lo, hi) = (start.saturating_sub(left), (end + right).min(frames));
-        let keep = start - lo..end - lo;
-        audio.extend(decode_cols(w, d, &z.cols(lo..hi), keep, super::NEVER)?);
-    }
-    Ok(audio)
-}
-
 pub fn synthesize(
     w: &Weights,
     d: &ModelDims,
@@ -112,7 +85,7 @@ pub fn synthesize(
     let mut rng = NoiseSource::new(seed);
     let f = frontend(w, d, ids, scales, &mut rng)?;
     let z = flow_reverse(w, d, &f.z_p)?;
-    let audio = decode_bounded(w, d, &z)?;
+    let audio = decode(w, d, &z)?;
     Ok(Synthesis {
         m_p: f.m_p,
         logs_p: f.logs_p,
@@ -122,23 +95,4 @@ pub fn synthesize(
         z,
         audio,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cpu::testutil::{random_tensor, random_weights, tiny_dims};
-    use hark_voice::tensor::rel_l2;
-
-    #[test]
-    fn a_long_sentence_is_decoded_in_windows_equal_to_the_whole() {
-        let d = tiny_dims();
-        let w = random_weights(&d, 31);
-        let f = DIRECT_DECODE_FRAMES + DECODE_WINDOW_FRAMES + 77;
-        let z = random_tensor(5, &[d.inter_channels, f], 1.0);
-        let got = decode_bounded(&w, &d, &z).unwrap();
-        let want = decode(&w, &d, &z).unwrap();
-        assert_eq!(got.len(), want.len());
-        assert!(rel_l2(&got, &want) <= 1e-6);
-    }
 }

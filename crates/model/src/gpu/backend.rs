@@ -2,7 +2,7 @@
 //! CPU reference (same seed, same order), so both backends speak the same utterance.
 
 use super::device::Pinned;
-use super::{GpuError, GpuModel};
+use super::{GpuError, GpuModel, GpuOptions};
 use crate::backend::{Backend, BackendError, UtteranceInfo, WARM_UP_SCALES, warm_up_ids};
 use crate::cpu::noise::NoiseSource;
 use cudarc::driver::CudaEvent;
@@ -53,16 +53,14 @@ impl From<GpuError> for BackendError {
 }
 
 impl CudaBackend {
-    /// f16 flow/decoder weights unless `HARK_CUDA_F32=1`.
-    pub fn new(voice: &Voice) -> Result<Self, GpuError> {
-        Self::with_precision(voice, !super::f32_mode_requested())
+    /// The model for `voice` on the device as `opts` say (f16 flow/decoder weights unless
+    /// `opts.all_f32`), then [`Self::from_model`].
+    pub fn new(voice: &Voice, opts: &GpuOptions) -> Result<Self, GpuError> {
+        Self::from_model(GpuModel::new(&voice.weights, &voice.config.dims, opts)?)
     }
 
-    pub fn with_precision(voice: &Voice, f16: bool) -> Result<Self, GpuError> {
-        Self::from_model(GpuModel::new(&voice.weights, &voice.config.dims, f16)?)
-    }
-
-    /// The backend over a model already on the device (tests use random weights); warms up.
+    /// The backend over a model already on the device (tests use random weights); warms up
+    /// unless the model's options say not to.
     pub fn from_model(model: GpuModel) -> Result<Self, GpuError> {
         let t0 = std::time::Instant::now();
         let dims = &model.dims;
@@ -86,7 +84,7 @@ impl CudaBackend {
             model,
         };
         let t1 = std::time::Instant::now();
-        if super::warm_up_enabled() {
+        if b.model.opts.warm_up {
             b.warm_up()?;
         }
         let st = &b.model.startup;

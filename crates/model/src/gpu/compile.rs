@@ -1,9 +1,11 @@
-//! Kernel sources (embedded in the binary), specialised to a voice by `-D` defines and
-//! compiled by NVRTC to a cubin for this GPU. Cubins are cached on disk under
-//! `$XDG_CACHE_HOME/hark/kernels`, keyed by source, defines, architecture and NVRTC version,
-//! so a second start skips compilation.
+//! Kernel sources (embedded in the binary, listed in [`super::registry`]), specialised to a
+//! voice by `-D` defines and compiled by NVRTC to a cubin for this GPU. Cubins are cached on
+//! disk under `$XDG_CACHE_HOME/hark/kernels`, keyed by source, defines, architecture and NVRTC
+//! version, so a second start skips compilation.
 
 use super::GpuError;
+use super::options::Mma;
+use super::registry::Module;
 use cudarc::nvrtc::{result as nv, sys as nvsys};
 use hark_voice::ModelDims;
 use sha2::{Digest, Sha256};
@@ -11,11 +13,6 @@ use std::ffi::CString;
 use std::path::PathBuf;
 
 const COMMON: &str = include_str!("../../../../kernels/common.cuh");
-pub const ENCODER: (&str, &str) = ("encoder", include_str!("../../../../kernels/encoder.cu"));
-pub const DURATION: (&str, &str) = ("duration", include_str!("../../../../kernels/duration.cu"));
-pub const FLOW: (&str, &str) = ("flow", include_str!("../../../../kernels/flow.cu"));
-pub const DECODER: (&str, &str) = ("decoder", include_str!("../../../../kernels/decoder.cu"));
-pub const PERSISTENT: &str = include_str!("../../../../kernels/persistent.cu");
 /// Whether the voice's shape is one these kernels are written for.
 pub fn check_dims(d: &ModelDims) -> Result<(), String> {
     let nd = d.resblock_dilation_sizes.first().map_or(0, Vec::len);
@@ -39,8 +36,8 @@ pub fn check_dims(d: &ModelDims) -> Result<(), String> {
     }
 }
 
-/// The compile-time constants for one voice and precision.
-pub fn defines(d: &ModelDims, f16: bool) -> Vec<(String, String)> {
+/// The compile-time constants for one voice, precision and convolution mode.
+pub fn defines(d: &ModelDims, f16: bool, mma: Mma) -> Vec<(String, String)> {
     let list = |v: &[usize]| {
         format!(
             "{{{}}}",
@@ -86,12 +83,23 @@ pub fn defines(d: &ModelDims, f16: bool) -> Vec<(String, String)> {
     .collect();
     if f16 {
         v.push(("HARK_F16".into(), "1".into()));
-        if super::mma_enabled() {
+        if mma != Mma::Off {
             v.push(("HARK_MMA".into(), "1".into()));
         }
-        if super::mma_mode() == 2 {
+        if mma == Mma::SplitFlow {
             v.push(("HARK_MMA_FLOW_SPLIT".into(), "1".into()));
         }
+    }
+    v
+}
+
+/// The defines of module `m`: the voice's constants, and for the persistent module also the
+/// protocol's layout and `HARK_PERSISTENT_MODULE` (which leaves out the graph path's kernels).
+pub fn module_defines(m: Module, d: &ModelDims, f16: bool, mma: Mma) -> Vec<(String, String)> {
+    let mut v = defines(d, f16, mma);
+    if m == Module::Persistent {
+        v.extend(super::persist::layout::defines(d));
+        v.push(("HARK_PERSISTENT_MODULE".into(), "1".into()));
     }
     v
 }
@@ -104,18 +112,6 @@ pub fn source(file: &str, defs: &[(String, String)]) -> String {
         s.push_str(&format!("#define {k} {v}\n"));
     }
     s.push_str(&file.replace("#include \"common.cuh\"", COMMON));
-    s
-}
-
-/// The persistent engine's module as one file: every stage file, then persistent.cu, with
-/// common.cuh included once. Compiled with `HARK_PERSISTENT_MODULE` defined, which leaves out
-/// the graph path's kernels, so the stage code is the same text as theirs, compiled once more.
-pub fn persistent_file() -> String {
-    let mut s = String::from("#include \"common.cuh\"\n");
-    for (name, file) in [ENCODER, DURATION, FLOW, DECODER, ("persistent", PERSISTENT)] {
-        s.push_str(&format!("\n// ---- {name}.cu\n"));
-        s.push_str(&file.replace("#include \"common.cuh\"", ""));
-    }
     s
 }
 
@@ -136,13 +132,14 @@ fn cache_dir() -> PathBuf {
         .join("kernels")
 }
 
-/// Compiles (or loads from the disk cache) one kernel file for compute capability `cc`.
-/// Returns the cubin and whether it came from the cache.
+/// Compiles (or loads from the disk cache, unless `disk_cache` is off) one kernel file for
+/// compute capability `cc`. Returns the cubin and whether it came from the cache.
 pub fn cubin(
     name: &str,
     file: &str,
     defs: &[(String, String)],
     cc: (i32, i32),
+    disk_cache: bool,
 ) -> Result<(Vec<u8>, bool), GpuError> {
     let src = source(file, defs);
     let arch = format!("--gpu-architecture=sm_{}{}", cc.0, cc.1);
@@ -159,7 +156,7 @@ pub fn cubin(
         .map(|b| format!("{b:02x}"))
         .collect();
     let path = cache_dir().join(format!("{name}-{key}.cubin"));
-    if std::env::var_os("HARK_KERNEL_NOCACHE").is_none()
+    if disk_cache
         && let Ok(bin) = std::fs::read(&path)
         && !bin.is_empty()
     {
@@ -248,18 +245,12 @@ mod tests {
         d.filter_channels = 128;
         let opts = vec!["--gpu-architecture=sm_90".to_string(), "-std=c++17".into()];
         for f16 in [true, false] {
-            let defs = defines(&d, f16);
-            for (name, file) in [ENCODER, DURATION, FLOW, DECODER] {
-                let bin =
-                    compile(name, &source(file, &defs), &opts).unwrap_or_else(|e| panic!("{e}"));
-                assert!(bin.len() > 1000, "{name}: cubin too small");
+            for m in Module::ALL {
+                let defs = module_defines(m, &d, f16, Mma::default());
+                let bin = compile(m.name(), &source(&m.text(), &defs), &opts)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                assert!(bin.len() > 1000, "{}: cubin too small", m.name());
             }
-            let mut pdefs = defs.clone();
-            pdefs.extend(super::super::persist::layout::defines(&d));
-            pdefs.push(("HARK_PERSISTENT_MODULE".into(), "1".into()));
-            let bin = compile("persistent", &source(&persistent_file(), &pdefs), &opts)
-                .unwrap_or_else(|e| panic!("{e}"));
-            assert!(bin.len() > 1000, "persistent: cubin too small");
         }
     }
 }

@@ -298,6 +298,7 @@ impl Gpu {
 
 /// A loaded kernel and the most blocks of it that can be co-resident (for cooperative
 /// launches), at the dynamic shared memory it was prepared for.
+#[derive(Clone)]
 pub struct Kernel {
     pub func: CudaFunction,
     pub name: &'static str,
@@ -351,5 +352,12 @@ impl Kernel {
             smem: self.smem,
             cooperative: false,
         }
+    }
+}
+
+impl Dims {
+    pub fn with_smem(mut self, smem: u32) -> Self {
+        self.smem = smem;
+        self
     }
 }

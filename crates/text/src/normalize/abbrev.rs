@@ -66,6 +66,13 @@ const TABLE: &[(&str, &str, Kind)] = &[
     ("Sec", "Section", Kind::Numeric),
     ("eq", "equation", Kind::Numeric),
     ("Eq", "Equation", Kind::Numeric),
+    ("Apt", "Apartment", Kind::Numeric),
+    ("apt", "apartment", Kind::Numeric),
+    ("Ste", "Suite", Kind::Numeric),
+    ("ext", "extension", Kind::Numeric),
+    ("Ext", "Extension", Kind::Numeric),
+    ("acct", "account", Kind::Numeric),
+    ("Acct", "Account", Kind::Numeric),
 ];
 
 /// Dotted abbreviations, written without their dots and lower-cased.
@@ -100,7 +107,7 @@ fn next_is_capitalised(cx: &Ctx, j: usize) -> bool {
 }
 
 /// Emit `reading` for tokens `i..j` (j excludes a following dot) and decide about the dot.
-fn finish(cx: &mut Ctx, reading: &str, i: usize, j: usize, may_end: bool) -> usize {
+pub fn finish(cx: &mut Ctx, reading: &str, i: usize, j: usize, may_end: bool) -> usize {
     let dot = cx.is_sym(j, '.');
     let end = if dot { j + 1 } else { j };
     cx.emit(reading, i, end);
@@ -158,7 +165,9 @@ pub fn try_abbrev(cx: &mut Ctx, i: usize) -> Option<usize> {
     let dot = cx.is_sym(i + 1, '.');
     // Saint or Street; Doctor or Drive.
     if matches!(w, "St" | "ST" | "Dr" | "DR") {
+        let after = cx.skip_gap(if dot { i + 2 } else { i + 1 });
         let next_name = next_is_capitalised(cx, if dot { i + 2 } else { i + 1 })
+            && !cx.word(after).is_some_and(super::address::is_direction)
             && !matches!(
                 cx.next_start(if dot { i + 2 } else { i + 1 }),
                 Next::Starter | Next::End

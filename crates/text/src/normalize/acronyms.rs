@@ -8,6 +8,9 @@ use super::ctx::Ctx;
 /// Pronounceable-looking but spelled.
 const SPELLED: &[&str] = &[
     "MIT", "GOP", "URL", "LED", "USB", "SOS", "HIV", "ASAP", "UEFA", "UFO", "IOS", "CEO", "NYC",
+    // Time zones.
+    "EST", "CET", "CEST", "EET", "EEST", "WET", "IST", "AEST", "AEDT", "ACST", "AWST", "NZST",
+    "HST", "AKST",
 ];
 
 /// Read as words although the heuristic would spell them, or read specially.
@@ -92,10 +95,16 @@ fn all_caps(w: &str) -> bool {
     w.len() >= 2 && w.bytes().all(|b| b.is_ascii_uppercase())
 }
 
-/// Letters read one by one: "F.B.I".
-fn spell(w: &str) -> String {
-    let letters: Vec<String> = w.chars().map(|c| c.to_string()).collect();
-    letters.join(".")
+/// Letters read one by one: "F.B.I". A long run is cut into groups of four with spaces
+/// ("A.B.C.D E.F.G.H I.J"): espeak-ng 1.51 overflows its stack on a long dotted token.
+pub fn spell(w: &str) -> String {
+    let letters: Vec<char> = w.chars().collect();
+    let group = if letters.len() > 8 { 4 } else { 8 };
+    let groups: Vec<String> = letters
+        .chunks(group)
+        .map(|g| g.iter().map(char::to_string).collect::<Vec<_>>().join("."))
+        .collect();
+    groups.join(" ")
 }
 
 /// Is the word part of a run of capitals (shouting)?
@@ -148,6 +157,13 @@ pub fn try_acronym(cx: &mut Ctx, i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::pronounceable;
+
+    #[test]
+    fn long_runs_are_spelled_in_groups() {
+        assert_eq!(super::spell("FBI"), "F.B.I");
+        assert_eq!(super::spell("ABCDEFGH"), "A.B.C.D.E.F.G.H");
+        assert_eq!(super::spell("ABCDEFGHIJ"), "A.B.C.D E.F.G.H I.J");
+    }
 
     #[test]
     fn heuristic() {

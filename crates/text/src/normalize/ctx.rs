@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use super::lexer::{Kind, Tok};
 use super::out::Out;
-use super::{NormalizeOptions, PunctuationVerbosity};
+use super::{DateOrder, NormalizeOptions, PunctuationVerbosity};
 
 /// What kind of line the scanner is in (for the pause at its end).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,8 @@ pub struct Ctx<'a> {
     pub num_end: usize,
     /// Replacement texts of the user dictionary, already normalised.
     pub replacements: Vec<String>,
+    /// The order of ambiguous numeric dates (the setting, or the locale's).
+    pub date_order: DateOrder,
 }
 
 impl<'a> Ctx<'a> {
@@ -44,6 +46,7 @@ impl<'a> Ctx<'a> {
             skips: Vec::new(),
             num_end: usize::MAX,
             replacements,
+            date_order: opts.resolved_date_order(),
         }
     }
 
@@ -103,6 +106,11 @@ impl<'a> Ctx<'a> {
         if self.gap(j) { j + 1 } else { j }
     }
 
+    /// `p`, or the token before it when `p` is an in-line gap.
+    pub fn skip_gap_back(&self, p: usize) -> usize {
+        if self.gap(p) { p.saturating_sub(1) } else { p }
+    }
+
     /// The word just before `i`, possibly across one in-line gap.
     pub fn prev_word(&self, i: usize) -> Option<&str> {
         let p = i.checked_sub(1)?;
@@ -111,6 +119,24 @@ impl<'a> Ctx<'a> {
         } else {
             self.word(p)
         }
+    }
+
+    /// Up to `n` words before token `i`, nearest first, lower-cased. Only in-line gaps and the
+    /// marks `: # , -` may come between them; anything else ends the look-back.
+    pub fn words_before(&self, i: usize, n: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut k = i;
+        // Bounded: a few tokens per word.
+        let floor = i.saturating_sub(4 * n + 2);
+        while out.len() < n && k > floor {
+            k -= 1;
+            match self.kind(k) {
+                Some(Kind::Word) => out.push(self.text(k).to_lowercase()),
+                Some(Kind::Space { newlines: 0 }) | Some(Kind::Sym(':' | '#' | ',' | '-')) => {}
+                _ => break,
+            }
+        }
+        out
     }
 
     /// The token before `i` is whitespace, an opening bracket/quote, or nothing.

@@ -1,10 +1,14 @@
 //! Read-aloud text normalisation: raw text (prices, dates, URLs, code, lists…) → words that
 //! espeak-ng reads the way a careful human reader would.
 //!
-//! Pure Rust and deterministic. The input is split into tokens ([`lexer`]); rules look at a
-//! few tokens around the cursor and emit words, each tagged with the input range it came
-//! from ([`Normalized::spans`]), so a player can highlight progress in the original text.
-//! Every rule's look-ahead is bounded, so the time is linear in the input.
+//! Pure Rust and deterministic: tokenise → classify → verbalise. The input is split into
+//! tokens ([`lexer`]). At the cursor, structure (Markdown, URLs) is handled first; then a
+//! number-like stretch of tokens is classified into a semiotic class that knows its context
+//! ([`classify`]: a range, a date order, a unit after a number, a digit string, an address),
+//! joined with its neighbour where they form one reading, and verbalised; other words and
+//! symbols have their own rules. Every piece is emitted with the input range it came from
+//! ([`Normalized::spans`]), so a player can highlight progress in the original text. Every
+//! look-ahead is bounded, so the time is linear in the input.
 //!
 //! Memory is bounded too: the input is normalised in blocks of at most [`BLOCK_BYTES`] (cut at
 //! paragraph, line, sentence or word boundaries), and a run without whitespace longer than
@@ -14,8 +18,11 @@
 
 mod abbrev;
 mod acronyms;
+mod address;
+mod classify;
 mod ctx;
 mod dictionary;
+mod digits;
 mod emoji;
 mod lexer;
 mod markdown;
@@ -112,6 +119,28 @@ pub enum DateOrder {
 
 impl DateOrder {
     pub const ALL: [DateOrder; 2] = [Self::DayMonth, Self::MonthDay];
+
+    /// The order in which `locale` writes numeric dates. `locale` is an espeak-ng voice
+    /// ("en-us", "en-gb-x-rp"), a BCP 47 tag ("en-US") or a Piper voice name
+    /// ("en_US-joe-medium"): month-day for US English (and the US territories, the
+    /// Philippines, and the year-first languages, which put the month before the day), day-month
+    /// everywhere else and when the locale is empty or unknown.
+    pub fn for_locale(locale: &str) -> DateOrder {
+        let mut parts = locale.split(['-', '_']).map(str::to_ascii_lowercase);
+        let lang = parts.next().unwrap_or_default();
+        let region = parts.next().unwrap_or_default();
+        const MONTH_FIRST_REGIONS: &[&str] = &[
+            "us", "um", "as", "gu", "mp", "pr", "vi", "ph", "fm", "mh", "pw",
+        ];
+        const MONTH_FIRST_LANGUAGES: &[&str] = &["zh", "cmn", "yue", "ja", "ko", "hu"];
+        if MONTH_FIRST_REGIONS.contains(&region.as_str())
+            || MONTH_FIRST_LANGUAGES.contains(&lang.as_str())
+        {
+            DateOrder::MonthDay
+        } else {
+            DateOrder::DayMonth
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,9 +149,51 @@ pub struct NormalizeOptions {
     pub verbosity: PunctuationVerbosity,
     pub urls: UrlMode,
     pub emoji: EmojiMode,
-    pub date_order: DateOrder,
+    /// The order of ambiguous numeric dates; `None` ("auto"): the order of [`Self::locale`].
+    pub date_order: Option<DateOrder>,
+    /// The reading voice's language and region: its espeak-ng voice ("en-us") or its name
+    /// ("en_US-joe-medium"). Decides the automatic date order; empty: day-month.
+    pub locale: String,
     /// The user pronunciation dictionary, applied first.
     pub dictionary: Vec<DictEntry>,
+}
+
+impl NormalizeOptions {
+    /// Default options for a voice of `locale` (see [`DateOrder::for_locale`]).
+    pub fn for_locale(locale: &str) -> Self {
+        Self {
+            locale: locale.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the locale to the speaking voice's ([`voice_locale`]) unless the caller chose one.
+    pub fn default_voice_locale(&mut self, espeak_voice: &str, voice_name: &str) {
+        if self.locale.is_empty() {
+            self.locale = voice_locale(espeak_voice, voice_name).to_string();
+        }
+    }
+
+    /// The date order in effect: the explicit setting, else the locale's.
+    pub fn resolved_date_order(&self) -> DateOrder {
+        self.date_order
+            .unwrap_or_else(|| DateOrder::for_locale(&self.locale))
+    }
+}
+
+/// A voice's locale: its espeak-ng voice when that names a region ("en-us", "en-gb-x-rp"),
+/// else the `xx_YY` prefix of its name ("en_US-joe-medium" → "en_US"), else the espeak voice.
+pub fn voice_locale<'a>(espeak_voice: &'a str, voice_name: &'a str) -> &'a str {
+    let has_region = |s: &str| {
+        s.split(['-', '_'])
+            .nth(1)
+            .is_some_and(|r| r.len() == 2 && r.bytes().all(|b| b.is_ascii_alphabetic()))
+    };
+    if has_region(espeak_voice) || !has_region(voice_name) {
+        espeak_voice
+    } else {
+        voice_name.split('-').next().unwrap_or(voice_name)
+    }
 }
 
 /// Normalised text and where each piece came from.
@@ -304,26 +375,13 @@ fn step(cx: &mut Ctx, i: usize) -> usize {
     {
         return j;
     }
-    let rules: [fn(&mut Ctx, usize) -> Option<usize>; 4] = [
-        money::try_prefix,
-        time_date::try_numeric_date,
-        time_date::try_time,
-        numbers::try_number,
-    ];
-    for rule in rules {
-        if let Some(j) = rule(cx, i) {
-            return j;
-        }
+    if let Some(j) = classify::try_item(cx, i) {
+        return j;
     }
     match kind {
         Kind::Num => numbers::plain_digits(cx, i),
         Kind::Word => word(cx, i),
-        Kind::Sym(_) => {
-            if let Some(j) = numbers::try_fraction_char(cx, i) {
-                return j;
-            }
-            symbols::try_symbol(cx, i).unwrap_or(i + 1)
-        }
+        Kind::Sym(_) => symbols::try_symbol(cx, i).unwrap_or(i + 1),
         _ => i + 1,
     }
 }
@@ -337,9 +395,10 @@ fn word(cx: &mut Ctx, i: usize) -> usize {
         cx.emit("version", i, i + 1);
         return i + 1;
     }
-    let rules: [fn(&mut Ctx, usize) -> Option<usize>; 5] = [
+    let rules: [fn(&mut Ctx, usize) -> Option<usize>; 6] = [
+        digits::try_mask,
+        address::try_street_word,
         abbrev::try_abbrev,
-        time_date::try_month_day,
         roman::try_roman,
         abbrev::try_initials,
         acronyms::try_acronym,
@@ -352,4 +411,53 @@ fn word(cx: &mut Ctx, i: usize) -> usize {
     let w = cx.text(i).to_string();
     cx.emit(&w, i, i + 1);
     i + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DateOrder, NormalizeOptions, voice_locale};
+
+    #[test]
+    fn date_order_follows_the_locale() {
+        for l in [
+            "en-us",
+            "en_US",
+            "en-US",
+            "en_US-joe-medium",
+            "en-us-nyc",
+            "en_PH",
+            "zh_CN",
+        ] {
+            assert_eq!(DateOrder::for_locale(l), DateOrder::MonthDay, "{l}");
+        }
+        for l in [
+            "",
+            "en",
+            "en-gb",
+            "en-gb-x-rp",
+            "en_GB-alan-low",
+            "en-029",
+            "de_DE",
+            "fr",
+        ] {
+            assert_eq!(DateOrder::for_locale(l), DateOrder::DayMonth, "{l}");
+        }
+    }
+
+    #[test]
+    fn a_voice_locale_comes_from_its_espeak_voice_or_its_name() {
+        assert_eq!(voice_locale("en-us", "en_US-joe-medium"), "en-us");
+        assert_eq!(voice_locale("en", "en_US-amy-low"), "en_US");
+        assert_eq!(voice_locale("en-gb-x-rp", "en_GB-alan-low"), "en-gb-x-rp");
+        assert_eq!(voice_locale("de", "thorsten"), "de");
+        let mut o = NormalizeOptions::default();
+        o.default_voice_locale("en-us", "en_US-joe-medium");
+        assert_eq!(o.resolved_date_order(), DateOrder::MonthDay);
+        // A locale or an order the caller chose wins.
+        let mut o = NormalizeOptions::for_locale("en-gb");
+        o.default_voice_locale("en-us", "en_US-joe-medium");
+        assert_eq!(o.resolved_date_order(), DateOrder::DayMonth);
+        o.date_order = Some(DateOrder::MonthDay);
+        assert_eq!(o.resolved_date_order(), DateOrder::MonthDay);
+    }
 }

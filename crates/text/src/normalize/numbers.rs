@@ -1,14 +1,15 @@
-//! Numbers: cardinals with separators, signs, decimals, ordinals, decades, fractions, versions,
-//! phone-like digit strings, and years by context. Units, money and dates that follow a
-//! number are delegated to their modules.
+//! Numbers: cardinals with separators, signs, decimals, ordinals, decades, fractions,
+//! versions, dimensions and years by context. A unit after a number makes it a measure, a
+//! currency a price, a month a date (their modules read them).
 
+use super::classify::{Class, Fraction, Item, Sign};
 use super::ctx::Ctx;
 use super::lexer::Kind;
-use super::words::{self, cardinal, decimal, digit_by_digit, ordinal};
-use super::{money, time_date, units};
+use super::words::{self, cardinal, decimal, digit_by_digit};
+use super::{address, money, time_date, units};
 
 /// A parsed number literal starting at a `Num` token.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lit {
     /// Integer digits without separators.
     pub int: String,
@@ -21,6 +22,16 @@ pub struct Lit {
 }
 
 impl Lit {
+    /// A whole number without separators.
+    pub fn whole(digits: &str) -> Self {
+        Self {
+            int: digits.to_string(),
+            frac: None,
+            grouped: false,
+            end: 0,
+        }
+    }
+
     pub fn is_one(&self) -> bool {
         self.frac.is_none() && self.int.trim_start_matches('0') == "1"
     }
@@ -28,6 +39,7 @@ impl Lit {
     /// The plain reading: cardinal or decimal; long or zero-led integers digit by digit.
     pub fn words(&self) -> String {
         match &self.frac {
+            Some(f) if self.int.is_empty() => format!("point {}", digit_by_digit(f)),
             Some(f) => decimal(&self.int, f),
             None if !self.grouped && is_digit_string(&self.int) => digit_by_digit(&self.int),
             None => cardinal(&self.int),
@@ -88,7 +100,7 @@ pub fn parse(cx: &Ctx, i: usize) -> Option<Lit> {
 }
 
 /// A sign may start a number here: nothing, whitespace or an opening bracket before it.
-fn sign_ok(cx: &Ctx, i: usize) -> bool {
+pub fn sign_ok(cx: &Ctx, i: usize) -> bool {
     i == 0 || cx.boundary(i - 1) || matches!(cx.sym(i - 1), Some('(' | '[' | '=' | '"' | ':'))
 }
 
@@ -161,8 +173,8 @@ const YEAR_BEFORE: &[&str] = &[
     "of",
 ];
 
-fn reads_as_year(cx: &Ctx, i: usize, lit: &Lit, negative: bool) -> Option<String> {
-    if negative || lit.frac.is_some() || lit.grouped || lit.int.len() != 4 {
+fn reads_as_year(cx: &Ctx, i: usize, lit: &Lit, sign: Sign) -> Option<u32> {
+    if sign != Sign::None || lit.frac.is_some() || lit.grouped || lit.int.len() != 4 {
         return None;
     }
     let n: u32 = lit.int.parse().ok()?;
@@ -179,11 +191,12 @@ fn reads_as_year(cx: &Ctx, i: usize, lit: &Lit, negative: bool) -> Option<String
     }
     // A following quantity word ("1500 people") is left to the default (year) reading:
     // "fifteen hundred people" is still correct English.
-    words::year(n)
+    words::year(n).map(|_| n)
 }
 
-/// Readings for a run like "1.5.2" (version) or "192.168.0.1" (address).
-fn try_dotted(cx: &mut Ctx, i: usize) -> Option<usize> {
+/// A version: "1.5.2" (three or more dotted parts; four small ones are an IP address, read
+/// by `digits`).
+fn version(cx: &Ctx, i: usize) -> Option<Item> {
     if !(cx.is_sym(i + 1, '.') && cx.num(i + 2).is_some() && cx.is_sym(i + 3, '.')) {
         return None;
     }
@@ -193,90 +206,7 @@ fn try_dotted(cx: &mut Ctx, i: usize) -> Option<usize> {
         parts.push(cx.text(j + 1).to_string());
         j += 2;
     }
-    if parts.len() < 3 {
-        return None;
-    }
-    let address = parts.len() == 4
-        && parts
-            .iter()
-            .all(|p| p.parse::<u32>().is_ok_and(|v| v <= 255));
-    let joiner = if address { " dot " } else { " point " };
-    let words: Vec<String> = parts.iter().map(|p| cardinal(p)).collect();
-    cx.emit(&words.join(joiner), i, j);
-    Some(j)
-}
-
-/// Phone-like digit groups: "+1 555 123 4567", "(555) 123-4567", "555-123-4567", "555-1234",
-/// "020 7946 0958". Read digit by digit, a pause between groups.
-fn try_phone(cx: &mut Ctx, i: usize) -> Option<usize> {
-    let mut groups: Vec<String> = Vec::new();
-    let mut j = i;
-    let plus = cx.is_sym(j, '+');
-    if plus {
-        j += 1;
-    }
-    if cx.is_sym(j, '(') {
-        let d = cx.num(j + 1)?;
-        if !cx.is_sym(j + 2, ')') || d.len() > 4 {
-            return None;
-        }
-        groups.push(d.to_string());
-        j += 3;
-        j = cx.skip_gap(j);
-    }
-    let first = j;
-    let mut seps = Vec::new();
-    loop {
-        let d = cx.num(j)?;
-        groups.push(d.to_string());
-        j += 1;
-        let sep = if cx.gap(j) && cx.text(j) == " " {
-            ' '
-        } else {
-            match cx.sym(j) {
-                Some(c @ ('-' | '.')) => c,
-                _ => break,
-            }
-        };
-        if cx.num(j + 1).is_none() {
-            break;
-        }
-        seps.push(sep);
-        j += 1;
-    }
-    let lens: Vec<usize> = groups.iter().map(String::len).collect();
-    let total: usize = lens.iter().sum();
-    let paren = first != i + usize::from(plus);
-    let same_sep = seps.windows(2).all(|w| w[0] == w[1]);
-    let spaced = seps.first() == Some(&' ');
-    let is_phone = if plus {
-        total >= 7 && groups.len() >= 2 || total >= 9
-    } else if paren {
-        total >= 7
-    } else if !same_sep || groups.len() < 2 {
-        false
-    } else if spaced {
-        // Spaces also separate thousands ("1 200 000"): only zero-led groups of 3–5 count.
-        groups[0].starts_with('0') && total >= 9 && lens.iter().skip(1).all(|&l| l >= 3)
-    } else if groups.len() == 2 {
-        lens == [3, 4] && seps[0] == '-'
-    } else {
-        total >= 7
-            && lens.iter().all(|&l| (1..=4).contains(&l))
-            && !(lens == [4, 2, 2] && seps[0] == '-')
-            && !(seps[0] == '.' && lens.len() <= 4)
-    };
-    if !is_phone {
-        return None;
-    }
-    let read: Vec<String> = groups.iter().map(|g| digit_by_digit(g)).collect();
-    let mut text = read.join(", ");
-    if plus {
-        text = format!("plus {text}");
-    }
-    cx.emit(&text, i, j);
-    cx.num_end = usize::MAX;
-    Some(j)
+    (parts.len() >= 3).then(|| Item::new(i, j, Class::Version(parts)))
 }
 
 pub fn fraction_char(c: char) -> Option<(&'static str, &'static str)> {
@@ -303,24 +233,7 @@ pub fn fraction_char(c: char) -> Option<(&'static str, &'static str)> {
     })
 }
 
-/// "and a half" after a whole number.
-fn mixed_tail(num: &str, den: &str) -> String {
-    if num == "1" && den == "2" {
-        "and a half".into()
-    } else {
-        format!("and {}", words::fraction(num, den))
-    }
-}
-
-/// A standalone vulgar fraction character.
-pub fn try_fraction_char(cx: &mut Ctx, i: usize) -> Option<usize> {
-    let (n, d) = fraction_char(cx.sym(i)?)?;
-    cx.emit(&words::fraction(n, d), i, i + 1);
-    cx.num_end = i + 1;
-    Some(i + 1)
-}
-
-/// Whether `a/b` reads as a fraction rather than a date or a ratio.
+/// Whether `a/b` reads as a proper fraction rather than a date or a ratio.
 fn fraction_like(a: &str, b: &str) -> bool {
     let (Ok(x), Ok(y)) = (a.parse::<u64>(), b.parse::<u64>()) else {
         return false;
@@ -328,127 +241,315 @@ fn fraction_like(a: &str, b: &str) -> bool {
     x < y && y >= 2 && (y <= 10 || [12, 16, 32, 64, 100].contains(&y))
 }
 
-pub fn try_number(cx: &mut Ctx, i: usize) -> Option<usize> {
+/// An improper fraction over halves, quarters, eighths…: "23/4", "7/2". These denominators
+/// are rare months in a date without a year, and a date is read where context says so.
+fn improper_like(a: &str, b: &str) -> bool {
+    let (Ok(x), Ok(y)) = (a.parse::<u64>(), b.parse::<u64>()) else {
+        return false;
+    };
+    x > y && x < 100 && [2, 4, 8, 16, 32, 64].contains(&y)
+}
+
+/// An ordinal suffix ("th", "ST", "th's"): `Some(possessive)`.
+fn ordinal_suffix(w: &str) -> Option<bool> {
+    let (base, poss) = match w.strip_suffix("'s") {
+        Some(b) => (b, true),
+        None => (w, false),
+    };
+    matches!(base, "st" | "nd" | "rd" | "th" | "ST" | "ND" | "RD" | "TH").then_some(poss)
+}
+
+/// `class` (a quantity ending at token `e`), with the unit after it if there is one.
+fn with_unit(cx: &Ctx, start: usize, e: usize, class: Class) -> Item {
+    // "conv1d", "f16x": a number inside a word takes no one-letter unit.
+    let in_word = start > 0 && cx.word(start - 1).is_some();
+    if in_word && cx.word(e).is_some_and(|w| w.chars().count() == 1) {
+        // "ResBlock2s", "P99s": the plural of the number.
+        if cx.is_word(e, "s")
+            && let Class::Number {
+                sign: Sign::None,
+                lit,
+            } = &class
+            && lit.frac.is_none()
+            && cx.word(e + 1).is_none()
+        {
+            let w = words::plural_words(&lit.words());
+            return Item::new(start, e + 1, Class::Words(w));
+        }
+        return Item::new(start, e, class);
+    }
+    // 14" is inches, but not the closing quote after "x85" or "utf-8".
+    let quote = cx.is_sym(cx.skip_gap(e), '"');
+    match units::lookup(cx, e).filter(|_| !quote || cx.starts_chunk(start)) {
+        Some((end, unit)) => {
+            // "a 14\" laptop", "a 5 km run": the unit is an adjective.
+            let article = cx
+                .words_before(start, 1)
+                .first()
+                .is_some_and(|w| w == "a" || w == "an");
+            let noun_after = cx.gap(end)
+                && cx.word(end + 1).is_some_and(|w| {
+                    w.starts_with(char::is_lowercase) && !matches!(w, "of" | "or" | "and" | "to")
+                });
+            let attributive = article && noun_after && matches!(class, Class::Number { .. });
+            Item::new(
+                start,
+                end,
+                Class::Measure {
+                    qty: Box::new(class),
+                    unit,
+                    attributive,
+                },
+            )
+        }
+        None => Item::new(start, e, class),
+    }
+}
+
+fn fraction(sign: Sign, whole: Option<&str>, num: &str, den: &str) -> Class {
+    Class::Fraction(Fraction {
+        sign,
+        whole: whole.map(str::to_string),
+        num: num.to_string(),
+        den: den.to_string(),
+    })
+}
+
+/// "a/b" at `i` (numerator digits `a`, slash at `e`): a fraction, a date, an idiom or a ratio.
+fn slash(cx: &Ctx, i: usize, sign: Sign, a: &str, e: usize) -> Item {
+    let b = cx.text(e + 1);
+    let end = e + 2;
+    // "3/4th", "2/3rd": the suffix only repeats the fraction.
+    if cx.word(end).and_then(ordinal_suffix) == Some(false)
+        && (fraction_like(a, b) || improper_like(a, b))
+    {
+        return with_unit(cx, i, end + 1, fraction(sign, None, a, b));
+    }
+    if sign == Sign::None && matches!((a, b), ("24", "7") | ("50", "50") | ("9", "11")) {
+        let w = format!("{} {}", cardinal(a), cardinal(b));
+        return Item::new(i, end, Class::Words(w));
+    }
+    let date = (sign == Sign::None)
+        .then(|| time_date::slash_date(cx.date_order, a, b))
+        .flatten();
+    let cue = time_date::date_cue(cx, i, !fraction_like(a, b));
+    if let Some(d) = date.clone().filter(|_| cue) {
+        return Item::new(i, end, Class::Date(d));
+    }
+    if fraction_like(a, b) || improper_like(a, b) {
+        return with_unit(cx, i, end, fraction(sign, None, a, b));
+    }
+    if let Some(d) = date {
+        return Item::new(i, end, Class::Date(d));
+    }
+    let w = format!("{}{} {}", sign.words(), cardinal(a), cardinal(b));
+    Item::new(i, end, Class::Words(w))
+}
+
+/// "0x200c", "0xFF": a hexadecimal literal, read "hex" and then character by character.
+fn hex(cx: &Ctx, i: usize, lit: &Lit) -> Option<Item> {
+    if lit.int != "0" || lit.frac.is_some() {
+        return None;
+    }
+    let x = cx.word(lit.end)?;
+    let rest = x.strip_prefix(['x', 'X'])?;
+    let mut chars: String = rest.to_string();
+    let mut j = lit.end + 1;
+    while j < cx.len() && (cx.num(j).is_some() || cx.word(j).is_some()) && chars.len() <= 16 {
+        chars.push_str(cx.text(j));
+        j += 1;
+    }
+    if chars.is_empty() || chars.len() > 16 || !chars.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let read: Vec<String> = chars
+        .chars()
+        .map(|c| match c.to_digit(10) {
+            Some(d) => words::below_100(d),
+            None => c.to_ascii_uppercase().to_string(),
+        })
+        .collect();
+    Some(Item::new(
+        i,
+        j,
+        Class::Words(format!("hex {}", read.join(" "))),
+    ))
+}
+
+/// "FY2024", "FY 24": a fiscal year.
+pub fn fiscal_year(cx: &Ctx, i: usize) -> Option<Item> {
+    if cx.word(i)? != "FY" {
+        return None;
+    }
+    let at = cx.skip_gap(i + 1);
+    let y = cx.num(at).filter(|y| matches!(y.len(), 2 | 4))?;
+    if cx.word(at + 1).is_some() || cx.num(at + 1).is_some() {
+        return None;
+    }
+    let y = if y.len() == 2 {
+        format!("20{y}")
+    } else {
+        y.to_string()
+    };
+    let w = format!("fiscal year {}", time_date::year_words(&y));
+    Some(Item::new(i, at + 1, Class::Words(w)))
+}
+
+/// A number-led item at `i`: a sign, a point or a digit run, or a fraction character.
+pub fn classify(cx: &Ctx, i: usize) -> Option<Item> {
+    if let Some((n, d)) = cx.sym(i).and_then(fraction_char) {
+        return Some(with_unit(cx, i, i + 1, fraction(Sign::None, None, n, d)));
+    }
     // ".5"
     if cx.is_sym(i, '.') && cx.num(i + 1).is_some() && sign_ok(cx, i) {
-        let f = cx.text(i + 1).to_string();
-        cx.emit(&format!("point {}", digit_by_digit(&f)), i, i + 2);
-        cx.num_end = i + 2;
-        return Some(i + 2);
+        let lit = Lit {
+            int: String::new(),
+            frac: Some(cx.text(i + 1).to_string()),
+            grouped: false,
+            end: i + 2,
+        };
+        let class = Class::Number {
+            sign: Sign::None,
+            lit,
+        };
+        return Some(with_unit(cx, i, i + 2, class));
     }
-    if (matches!(cx.sym(i), Some('+' | '(')) || cx.num(i).is_some())
-        && let Some(j) = try_phone(cx, i)
-    {
-        return Some(j);
-    }
-    let negative = matches!(cx.sym(i), Some('-')) && sign_ok(cx, i);
-    let plus = cx.is_sym(i, '+') && sign_ok(cx, i);
-    let j = if negative || plus { i + 1 } else { i };
-    cx.num(j)?;
-    if !negative
-        && !plus
-        && let Some(k) = try_dotted(cx, j)
-    {
-        return Some(k);
-    }
-    // "'90s"
-    let lit = parse(cx, j)?;
-    let sign = if negative {
-        "minus "
-    } else if plus {
-        "plus "
-    } else {
-        ""
+    let sign = match cx.sym(i) {
+        Some('-') if sign_ok(cx, i) => Sign::Minus,
+        Some('+') if sign_ok(cx, i) => Sign::Plus,
+        _ => Sign::None,
     };
-    let mut e = lit.end;
-
-    // Suffixes that change the reading.
-    if lit.frac.is_none()
-        && let Some(suf) = cx.word(e)
-        && matches!(suf, "st" | "nd" | "rd" | "th" | "ST" | "ND" | "RD" | "TH")
+    let j = if sign == Sign::None { i } else { i + 1 };
+    cx.num(j)?;
+    if sign == Sign::None
+        && let Some(item) = version(cx, j)
     {
-        let day = ordinal(&lit.int);
-        if let Some(k) = time_date::try_day_month(cx, i, e + 1, &lit.int) {
-            return Some(k);
-        }
-        cx.emit(&format!("{sign}{day}"), i, e + 1);
-        cx.num_end = e + 1;
-        return Some(e + 1);
+        return Some(item);
     }
-    if let Some(k) = time_date::try_day_month(cx, i, e, &lit.int)
-        .filter(|_| sign.is_empty() && lit.frac.is_none())
+    let lit = parse(cx, j)?;
+    if sign == Sign::None
+        && let Some(item) = hex(cx, i, &lit)
     {
-        return Some(k);
+        return Some(item);
+    }
+    let e = lit.end;
+    let whole = lit.frac.is_none();
+    let plain = whole && sign == Sign::None;
+    // "21st", "12th's", "29th Nov"
+    if whole && let Some(poss) = cx.word(e).and_then(ordinal_suffix) {
+        if plain
+            && !poss
+            && let Some(item) = time_date::day_month(cx, i, e + 1, &lit.int)
+        {
+            return Some(item);
+        }
+        let digits = lit.int;
+        return Some(Item::new(i, e + 1, Class::Ordinal { sign, digits, poss }));
+    }
+    if plain && let Some(item) = time_date::day_month(cx, i, e, &lit.int) {
+        return Some(item);
     }
     // Decades: "1990s", "80s", "1990's".
     let s_at = if cx.is_sym(e, '\'') { e + 1 } else { e };
-    if sign.is_empty() && lit.frac.is_none() && !lit.grouped && cx.is_word(s_at, "s") {
+    if plain && !lit.grouped && cx.is_word(s_at, "s") && lit.int.ends_with('0') {
         let base = match lit.int.len() {
             4 => lit.int.parse().ok().and_then(words::year),
-            2 if lit.int.ends_with('0') => Some(cardinal(&lit.int)),
+            2 => Some(cardinal(&lit.int)),
             _ => None,
         };
-        if let Some(b) = base.filter(|_| lit.int.ends_with('0')) {
-            cx.emit(&words::plural_words(&b), i, s_at + 1);
-            cx.num_end = s_at + 1;
-            return Some(s_at + 1);
+        if let Some(b) = base {
+            return Some(Item::new(
+                i,
+                s_at + 1,
+                Class::Decade(words::plural_words(&b)),
+            ));
         }
     }
-    if let Some(c) = cx.sym(e)
-        && let Some((n, d)) = fraction_char(c)
-    {
-        let text = format!("{sign}{} {}", lit.words(), mixed_tail(n, d));
-        cx.emit(&text, i, e + 1);
-        return Some(units::after_quantity(cx, e + 1, false));
+    // "3½"
+    if whole && let Some((n, d)) = cx.sym(e).and_then(fraction_char) {
+        return Some(with_unit(
+            cx,
+            i,
+            e + 1,
+            fraction(sign, Some(&lit.int), n, d),
+        ));
     }
     // "3/4", "29/11", "24/7"
-    if lit.frac.is_none() && cx.is_sym(e, '/') && cx.num(e + 1).is_some() && !cx.is_sym(e + 2, '/')
-    {
-        let b = cx.text(e + 1).to_string();
-        let idiom = matches!((lit.int.as_str(), b.as_str()), ("24", "7") | ("50", "50"));
-        let text = if idiom {
-            format!("{} {}", cardinal(&lit.int), cardinal(&b))
-        } else if fraction_like(&lit.int, &b) {
-            format!("{sign}{}", words::fraction(&lit.int, &b))
-        } else if let Some(d) = time_date::day_month_words(cx.opts.date_order, &lit.int, &b, None) {
-            d
-        } else {
-            format!("{sign}{} {}", cardinal(&lit.int), cardinal(&b))
-        };
-        cx.emit(&text, i, e + 2);
-        return Some(units::after_quantity(cx, e + 2, true));
+    if whole && cx.is_sym(e, '/') && cx.num(e + 1).is_some() && !cx.is_sym(e + 2, '/') {
+        return Some(slash(cx, i, sign, &lit.int, e));
     }
-    // "2 1/2"
-    if lit.frac.is_none()
+    // "2 1/2", "4 7/2"
+    if whole
         && cx.gap(e)
         && let (Some(a), Some(b)) = (cx.num(e + 1), cx.num(e + 3))
         && cx.is_sym(e + 2, '/')
-        && fraction_like(a, b)
+        && !cx.is_sym(e + 4, '/')
+        && (fraction_like(a, b) || improper_like(a, b))
     {
-        let text = format!("{sign}{} {}", cardinal(&lit.int), mixed_tail(a, b));
-        cx.emit(&text, i, e + 4);
-        return Some(units::after_quantity(cx, e + 4, true));
+        let class = fraction(sign, Some(&lit.int), a, b);
+        return Some(with_unit(cx, i, e + 4, class));
     }
-    // "1920x1080", "4x4"
-    if lit.frac.is_none()
-        && matches!(cx.word(e), Some("x"))
-        && let Some(b) = cx.num(e + 1)
+    // "1920x1080", "4x4", "3 x 4"
+    let x = if cx.gap(e) && cx.gap(e + 2) { e + 1 } else { e };
+    if whole
+        && cx.is_word(x, "x")
+        && let Some(b) = cx
+            .num(cx.skip_gap(x + 1))
+            .filter(|_| x == e || cx.gap(x + 1))
     {
-        let text = format!("{} by {}", cardinal(&lit.int), cardinal(b));
-        cx.emit(&text, i, e + 2);
-        cx.num_end = e + 2;
-        return Some(e + 2);
+        let end = cx.skip_gap(x + 1) + 1;
+        // "3 x 4 = 12" is a product.
+        if cx.is_sym(cx.skip_gap(end), '=') {
+            let w = format!("{} times {}", cardinal(&lit.int), cardinal(b));
+            return Some(Item::new(i, end, Class::Words(w)));
+        }
+        let class = Class::Dimensions(lit.int.clone(), b.to_string());
+        return Some(with_unit(cx, i, end, class));
     }
-    if let Some(k) = money::after_number(cx, i, &lit, sign) {
-        return Some(k);
+    if plain && !lit.grouped {
+        // "401(k)", "403(b)"
+        if cx.is_sym(e, '(')
+            && cx.word(e + 1).is_some_and(|w| w.chars().count() == 1)
+            && cx.is_sym(e + 2, ')')
+        {
+            let w = format!(
+                "{} {}",
+                address::house_words(&lit.int),
+                cx.text(e + 1).to_uppercase()
+            );
+            return Some(Item::new(i, e + 3, Class::Words(w)));
+        }
+        // "3Q23": the third quarter of 2023.
+        let y_at = if cx.gap(e + 1) { e + 2 } else { e + 1 };
+        if let Ok(q @ 1..=4) = lit.int.parse::<u32>()
+            && matches!(cx.word(e), Some("Q" | "q"))
+            && let Some(y) = cx
+                .num(y_at)
+                .filter(|y| y.len() == 4 || (y.len() == 2 && y_at == e + 1))
+            && cx.word(y_at + 1).is_none()
+        {
+            let year = if y.len() == 2 {
+                format!("20{y}")
+            } else {
+                y.to_string()
+            };
+            return Some(Item::new(i, y_at + 1, Class::Quarter { q, year }));
+        }
     }
-    let text = match reads_as_year(cx, i, &lit, negative || plus) {
-        Some(y) if units::lookup(cx, e).is_none() && !cx.is_sym(e, '%') => y,
-        _ => format!("{sign}{}", lit.words()),
+    if let Some(item) = money::after_number(cx, i, &lit, sign) {
+        return Some(item);
+    }
+    if plain
+        && !lit.grouped
+        && let Some(item) = address::house(cx, i, &lit)
+    {
+        return Some(item);
+    }
+    let class = match reads_as_year(cx, i, &lit, sign) {
+        Some(y) if units::lookup(cx, e).is_none() => Class::Year(y),
+        _ => Class::Number { sign, lit },
     };
-    cx.emit(&text, i, e);
-    e = units::after_quantity(cx, e, lit.is_one());
-    Some(e)
+    Some(with_unit(cx, i, e, class))
 }
 
 /// A digit run glued to letters ("MP3", "COVID19"): read the digits as a number.

@@ -117,6 +117,15 @@ impl Out {
         }
     }
 
+    /// The last word emitted, if the text ends with one.
+    pub fn last_word(&self) -> Option<&str> {
+        let t = self.text.trim_end_matches(' ');
+        if !t.ends_with(|c: char| c.is_alphabetic()) {
+            return None;
+        }
+        t.rsplit([' ', '-']).next()
+    }
+
     pub fn ends_with_word(&self) -> bool {
         self.text.ends_with(|c: char| c.is_alphabetic())
     }

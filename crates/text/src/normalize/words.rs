@@ -192,7 +192,11 @@ pub fn denominator(d: &str) -> String {
     match d.trim_start_matches('0') {
         "2" => "half".into(),
         "4" => "quarter".into(),
-        other => ordinal(other),
+        // "hundredth", not "one hundredth": "ninety-nine hundredths".
+        other => {
+            let o = ordinal(other);
+            o.strip_prefix("one ").map_or(o.clone(), str::to_string)
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use super::session::Session;
 use crate::backend::{Backend, BackendError, CpuBackend, UtteranceInfo};
 use crate::cpu::noise::NoiseSource;
 use crate::gpu::backend::WARM_UP_STEPS;
-use crate::gpu::{CudaBackend, GpuError};
+use crate::gpu::{CudaBackend, GpuError, GpuOptions};
 use hark_voice::Scales;
 use hark_voice::Voice;
 use std::sync::Arc;
@@ -40,13 +40,14 @@ pub struct PersistentBackend {
 
 impl PersistentBackend {
     /// The graph backend for `voice`, then the persistent kernel on the same model.
-    pub fn new(voice: &Arc<Voice>) -> Result<Self, GpuError> {
-        let graph = CudaBackend::new(voice)?;
+    pub fn new(voice: &Arc<Voice>, opts: &GpuOptions) -> Result<Self, GpuError> {
+        let graph = CudaBackend::new(voice, opts)?;
         Ok(Self::from_graph(graph, Some(voice.clone())))
     }
 
-    /// Starts the persistent kernel on `graph`'s model and warms it up. If it cannot start,
-    /// the backend runs on the graph path and `fallback` says why.
+    /// Starts the persistent kernel on `graph`'s model and warms it up (unless the model's
+    /// options say not to). If it cannot start, the backend runs on the graph path and
+    /// `fallback` says why.
     pub fn from_graph(graph: CudaBackend, voice: Option<Arc<Voice>>) -> Self {
         let mut b = Self {
             session: None,
@@ -58,6 +59,7 @@ impl PersistentBackend {
             graph: Some(graph),
         };
         let model = &mut b.graph.as_mut().expect("graph").model;
+        let warm_up = model.opts.warm_up;
         let started = model
             .persistent_kernels()
             .map(|pk| {
@@ -71,9 +73,7 @@ impl PersistentBackend {
         match started {
             Ok(s) => {
                 b.session = Some(s);
-                if crate::gpu::warm_up_enabled()
-                    && let Err(e) = b.warm_up()
-                {
+                if warm_up && let Err(e) = b.warm_up() {
                     b.fail_over(&format!("warm-up failed: {e}"));
                 }
             }

@@ -7,13 +7,67 @@
 use super::layout::{self, args, ctl};
 use super::protocol::{Host, ProtocolError, Shared};
 use crate::gpu::GpuError;
-use crate::gpu::device::{Arg, DBuf};
+use crate::gpu::device::{Arg, DBuf, Kernel};
 use crate::gpu::model::{Front, GpuModel, Window, p};
+use crate::gpu::registry::{Entry, Module};
 use cudarc::driver::result as cu;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, sys};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The persistent engine's module: compiled on first use (the graph path never pays for it).
+pub struct PersistentKernels {
+    pub persistent: Kernel,
+    /// Grid barriers alone on the persistent kernel's grid (benchmark).
+    pub barrier_probe: Kernel,
+    pub compile_ms: f64,
+    pub cached: bool,
+}
+
+impl GpuModel {
+    /// Compiles (or loads from the disk cache) the persistent engine's module
+    /// ([`Module::Persistent`]: every stage file and persistent.cu in one compilation unit,
+    /// without the graph path's kernels).
+    pub fn persistent_kernels(&mut self) -> Result<&PersistentKernels, GpuError> {
+        if self.pk.is_none() {
+            let t0 = Instant::now();
+            let g = &self.gpu;
+            let loaded = self.modules.load(g, &[Module::Persistent])?;
+            self.pk = Some(PersistentKernels {
+                persistent: self.modules.kernel(g, Entry::Persistent)?,
+                barrier_probe: self.modules.kernel(g, Entry::BarrierProbe)?,
+                compile_ms: t0.elapsed().as_secs_f64() * 1e3,
+                cached: loaded.from_cache > 0,
+            });
+        }
+        Ok(self.pk.as_ref().expect("just set"))
+    }
+
+    /// Microseconds per grid barrier on the persistent kernel's grid: 2000 barriers in one
+    /// cooperative launch, less an empty launch, timed with events.
+    pub fn grid_barrier_us(&mut self) -> Result<f64, GpuError> {
+        self.persistent_kernels()?;
+        let k = &self.pk.as_ref().expect("compiled").barrier_probe;
+        let bar = self.gpu.alloc(64)?;
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let (a, b) = (
+            self.gpu.ctx.new_event(flags)?,
+            self.gpu.ctx.new_event(flags)?,
+        );
+        let time = |n: i32| -> Result<f64, GpuError> {
+            a.record(&self.gpu.stream)?;
+            let dims = k.coop(k.max_coresident as usize);
+            self.gpu.launch(k, dims, &[Arg::P(bar.ptr), Arg::I(n)])?;
+            b.record(&self.gpu.stream)?;
+            self.gpu.sync()?;
+            Ok(a.elapsed_ms(&b)? as f64)
+        };
+        time(100)?;
+        let (empty, full) = (time(0)?, time(2000)?);
+        Ok((full - empty) * 1e3 / 2000.0)
+    }
+}
 
 /// Pinned host memory mapped into the device's address space.
 struct Mapped {
@@ -94,26 +148,20 @@ pub struct Session {
     hop: usize,
 }
 
-/// The watchdog bound, `HARK_PERSIST_WATCHDOG_MS` (e.g. much longer under compute-sanitizer).
-fn watchdog() -> Duration {
-    let ms = std::env::var("HARK_PERSIST_WATCHDOG_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000u64);
-    Duration::from_millis(ms.max(10))
+/// The watchdog bound ([`crate::gpu::GpuOptions::watchdog`], at least 10 ms).
+fn watchdog(m: &GpuModel) -> Duration {
+    m.opts.watchdog.max(Duration::from_millis(10))
 }
 
-/// Blocks of the persistent kernel: as many as can be co-resident, or fewer with
-/// `HARK_PERSIST_BLOCKS` (compute-sanitizer's racecheck only finishes on a small grid; every
-/// stage loops over its work items, so any grid gives the same result).
-fn grid_blocks(max_coresident: u32) -> u32 {
-    std::env::var("HARK_PERSIST_BLOCKS")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
+/// Blocks of the persistent kernel: as many as can be co-resident, or fewer by
+/// [`crate::gpu::GpuOptions::persist_blocks`].
+fn grid_blocks(m: &GpuModel, max_coresident: u32) -> u32 {
+    m.opts
+        .persist_blocks
         .map_or(max_coresident, |n| n.clamp(1, max_coresident))
 }
 
-fn persistent_kernel(m: &GpuModel) -> Result<&crate::gpu::device::Kernel, GpuError> {
+fn persistent_kernel(m: &GpuModel) -> Result<&Kernel, GpuError> {
     m.pk.as_ref()
         .map(|pk| &pk.persistent)
         .ok_or_else(|| GpuError::Unavailable("the persistent module is not compiled".into()))
@@ -147,26 +195,27 @@ impl Session {
         a[args::BAR] = bar.ptr;
         a[args::DISPATCH] = dispatch.ptr;
         a[args::PROF] = dev + 4 * layout::prof_base(ci, hop) as u64;
+        let (enc, dur, fl, dec) = (&front.enc, &front.dur, &win.flow, &win.dec);
         for (i, b) in [
-            (args::IDS, &front.ids),
-            (args::X, &front.x),
-            (args::QKV, &front.qkv),
-            (args::HBUF, &front.hbuf),
-            (args::MP, &front.m_p),
-            (args::LOGSP, &front.logs_p),
-            (args::A, &front.a),
-            (args::B, &front.b),
-            (args::G, &front.g),
-            (args::Z2, &front.z2),
-            (args::LOGW, &front.logw),
-            (args::DUR, &front.dur),
-            (args::OFF, &front.off),
-            (args::Z, &win.z),
-            (args::H0, &win.h[0]),
-            (args::H1, &win.h[1]),
-            (args::ACTS, &win.acts),
-            (args::SKIP, &win.skip),
-            (args::PRE, &win.pre),
+            (args::IDS, &enc.ids),
+            (args::X, &enc.x),
+            (args::QKV, &enc.qkv),
+            (args::HBUF, &enc.hbuf),
+            (args::MP, &enc.m_p),
+            (args::LOGSP, &enc.logs_p),
+            (args::A, &dur.a),
+            (args::B, &dur.b),
+            (args::G, &dur.g),
+            (args::Z2, &dur.z2),
+            (args::LOGW, &dur.logw),
+            (args::DUR, &dur.dur),
+            (args::OFF, &dur.off),
+            (args::Z, &fl.z),
+            (args::H0, &fl.h[0]),
+            (args::H1, &fl.h[1]),
+            (args::ACTS, &fl.acts),
+            (args::SKIP, &fl.skip),
+            (args::PRE, &dec.pre),
         ] {
             a[i] = p(b);
         }
@@ -205,8 +254,8 @@ impl Session {
                 st.up_b,
                 st.rb_w_table,
                 st.rb_b_table,
-                win.up[s].ptr,
-                win.rbs[s].ptr,
+                dec.up[s].ptr,
+                dec.rbs[s].ptr,
                 geo.cin as u64,
                 geo.cout as u64,
                 geo.rate as u64,
@@ -222,7 +271,7 @@ impl Session {
         // SAFETY: `mapped` holds `words` zeroed, page-aligned words and outlives `host`
         // (both are owned by the session; `res` is dropped after `host` stops using it).
         let sh = unsafe { Shared::new(mapped.host, ci, hop) };
-        let blocks = grid_blocks(kernel.max_coresident);
+        let blocks = grid_blocks(m, kernel.max_coresident);
         let mut s = Self {
             host: Host::new(sh),
             args_dev: args_buf.ptr,
@@ -257,7 +306,7 @@ impl Session {
             Shared::new(self.res.mapped.host, self.ci, self.hop)
         };
         self.host = Host::new(sh);
-        self.host.watchdog = watchdog();
+        self.host.watchdog = watchdog(m);
         let ev = self.returned.clone();
         self.host.alive = Box::new(move || match ev.try_is_complete() {
             Ok(false) => Ok(()),

@@ -1,0 +1,105 @@
+//! Blocking synthesis into a sink, on the streaming engine's pipeline: the same segmenter,
+//! phonemiser loop and backend factory. Each sentence is decoded whole (`begin`, then
+//! `decode(0, frames)`), so the samples are exactly what Piper makes of it.
+
+use super::phonemise::{self, Input};
+use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
+use hark_model::backend::Backend;
+use hark_text::TextError;
+use hark_text::segment::Segmenter;
+use hark_voice::{Scales, Voice};
+use std::sync::Arc;
+
+/// What one `speak` produced.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SpeakReport {
+    pub sentences: usize,
+    pub samples: usize,
+}
+
+/// Speaks into a sink, sentence by sentence (`hark speak --out`, the benchmarks, the tests'
+/// reference audio).
+pub struct Synthesizer {
+    voice: Arc<Voice>,
+    backend: Box<dyn Backend>,
+    pub scales: Scales,
+    /// Sentence `k` of a `speak` uses the noise seed `seed + k`.
+    pub seed: u64,
+    pub segmenter: Segmenter,
+}
+
+impl Synthesizer {
+    /// With the default CUDA engine and switches.
+    pub fn new(voice: impl Into<Arc<Voice>>, backend: BackendChoice) -> Result<Self, EngineError> {
+        Self::with_engine(voice, backend, GpuEngine::Auto, &GpuOptions::default())
+    }
+
+    /// As `new`, with `engine` picking how the CUDA backend runs and `gpu` its switches.
+    pub fn with_engine(
+        voice: impl Into<Arc<Voice>>,
+        backend: BackendChoice,
+        engine: GpuEngine,
+        gpu: &GpuOptions,
+    ) -> Result<Self, EngineError> {
+        let voice = voice.into();
+        let backend = make_backend(backend, engine, &voice, gpu)?;
+        Ok(Self {
+            scales: voice.config.inference,
+            seed: 0,
+            segmenter: Segmenter::default(),
+            voice,
+            backend,
+        })
+    }
+
+    pub fn voice(&self) -> &Arc<Voice> {
+        &self.voice
+    }
+
+    /// The backend's name, e.g. "cpu (2 threads)".
+    pub fn backend_name(&self) -> String {
+        self.backend.name()
+    }
+
+    /// Speaks `input`, handing each sentence's audio to `sink` as soon as it exists.
+    pub fn speak(
+        &mut self,
+        input: Input<'_>,
+        mut sink: impl FnMut(&[f32]) -> Result<(), String>,
+    ) -> Result<SpeakReport, EngineError> {
+        if matches!(input, Input::Text(t) if t.trim().is_empty()) {
+            return Err(EngineError::EmptyText);
+        }
+        let mut report = SpeakReport::default();
+        let cfg = &self.voice.config;
+        // Dates are read in the voice's order unless the caller chose a locale or an order.
+        let mut segmenter = self.segmenter.clone();
+        segmenter
+            .options
+            .normalize
+            .default_voice_locale(&cfg.espeak_voice, &cfg.name);
+        for sentence in phonemise::sentences(cfg, &segmenter, input, true, 0) {
+            let sentence = match sentence {
+                Ok(s) => s,
+                // espeak-ng died on this segment in its child (which logs it): that text is
+                // lost, the rest is spoken (a new child takes the next segment).
+                Err(TextError::EspeakCrashed(_)) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let seed = self.seed.wrapping_add(sentence.index as u64);
+            let info = self.backend.begin(&sentence.ids, &self.scales, seed)?;
+            let audio = if info.frames == 0 {
+                Vec::new()
+            } else {
+                self.backend.decode(0, info.frames)?
+            };
+            sink(&audio).map_err(EngineError::Sink)?;
+            report.sentences += 1;
+            report.samples += audio.len();
+        }
+        if report.sentences == 0 {
+            return Err(EngineError::NothingSpeakable);
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,129 @@
+//! The text encoder (`kernels/encoder.cu`): `enc_embed`, then per layer `enc_attn` (QKV,
+//! relative-position attention, output projection, residual and LayerNorm, one cooperative
+//! launch) and `enc_ffn` (the feed-forward block; the last layer also projects to m_p and
+//! logs_p).
+
+use super::{Launch, words};
+use crate::gpu::GpuError;
+use crate::gpu::device::{Arg, DBuf, Gpu, Kernel};
+use crate::gpu::model::p;
+use crate::gpu::modules::Modules;
+use crate::gpu::registry::Entry;
+use hark_voice::ModelDims;
+
+/// Dynamic shared memory of the attention kernel; bounds the tokens per utterance.
+pub(crate) const ATTN_SMEM: usize = 96 * 1024;
+
+pub(crate) fn ffn_smem(d: &ModelDims) -> usize {
+    let (h, f, kf) = (d.hidden_channels, d.filter_channels, d.ffn_kernel_size);
+    (h * (16 + kf - 1)).max(f * (8 + kf - 1) + h * 8) * 4
+}
+
+/// The most ids one utterance may have (the attention kernel's shared memory).
+pub fn max_tokens(d: &ModelDims) -> usize {
+    (ATTN_SMEM / 4 - 3 * d.hidden_channels - 8) / d.n_heads
+}
+
+/// The encoder's buffers for up to `cap` tokens: ids in, x [H, T], m_p and logs_p [C, T] out,
+/// and its scratch.
+#[derive(Default)]
+pub(crate) struct Buffers {
+    pub ids: Option<DBuf>,
+    pub x: Option<DBuf>,
+    pub qkv: Option<DBuf>,
+    pub hbuf: Option<DBuf>,
+    pub m_p: Option<DBuf>,
+    pub logs_p: Option<DBuf>,
+}
+
+impl Buffers {
+    pub fn alloc(g: &Gpu, d: &ModelDims, cap: usize) -> Result<Self, GpuError> {
+        let (h, c) = (d.hidden_channels, d.inter_channels);
+        Ok(Self {
+            ids: words(g, cap)?,
+            x: words(g, h * cap)?,
+            qkv: words(g, 3 * h * cap)?,
+            hbuf: words(g, d.filter_channels * cap)?,
+            m_p: words(g, c * cap)?,
+            logs_p: words(g, c * cap)?,
+        })
+    }
+}
+
+pub(crate) struct Encoder {
+    embed: Kernel,
+    attn: Kernel,
+    ffn: Kernel,
+}
+
+impl Encoder {
+    pub fn load(g: &Gpu, m: &mut Modules) -> Result<Self, GpuError> {
+        Ok(Self {
+            embed: m.kernel(g, Entry::EncEmbed)?,
+            attn: m.kernel(g, Entry::EncAttn)?,
+            ffn: m.kernel(g, Entry::EncFfn)?,
+        })
+    }
+
+    /// Queues the encoder over the `t` ids already in `b.ids`.
+    pub fn launch(&self, l: &Launch, b: &Buffers, t: usize) -> Result<(), GpuError> {
+        let (g, d, w, bar) = (l.gpu, l.dims, l.w, l.bar);
+        let h = d.hidden_channels;
+        g.launch(
+            &self.embed,
+            self.embed.grid((h * t).div_ceil(256), 1),
+            &[
+                Arg::P(p(&b.ids)),
+                Arg::P(w.emb),
+                Arg::P(p(&b.x)),
+                Arg::I(t as i32),
+            ],
+        )?;
+        let ti = t as i32;
+        let items_qkv = t.div_ceil(32) * (3 * h / 64);
+        let items_ffn = t.div_ceil(16) * (d.filter_channels / 64);
+        for (l, e) in w.enc.iter().enumerate() {
+            g.launch(
+                &self.attn,
+                self.attn.coop(items_qkv.max(t)),
+                &[
+                    Arg::P(p(&b.x)),
+                    Arg::I(ti),
+                    Arg::P(e.wqkv),
+                    Arg::P(e.bqkv),
+                    Arg::P(e.ek),
+                    Arg::P(e.ev),
+                    Arg::P(e.wo),
+                    Arg::P(e.bo),
+                    Arg::P(e.g1),
+                    Arg::P(e.b1n),
+                    Arg::P(p(&b.qkv)),
+                    Arg::P(bar),
+                ],
+            )?;
+            let last = l + 1 == w.enc.len();
+            g.launch(
+                &self.ffn,
+                self.ffn.coop(items_ffn.max(t.div_ceil(8) * (h / 64))),
+                &[
+                    Arg::P(p(&b.x)),
+                    Arg::I(ti),
+                    Arg::P(e.w1),
+                    Arg::P(e.b1),
+                    Arg::P(e.w2),
+                    Arg::P(e.b2),
+                    Arg::P(e.g2),
+                    Arg::P(e.b2n),
+                    Arg::P(p(&b.hbuf)),
+                    Arg::P(p(&b.qkv)),
+                    Arg::P(bar),
+                    Arg::P(if last { w.proj_w } else { 0 }),
+                    Arg::P(if last { w.proj_b } else { 0 }),
+                    Arg::P(p(&b.m_p)),
+                    Arg::P(p(&b.logs_p)),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+}
