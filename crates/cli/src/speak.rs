@@ -40,8 +40,10 @@ pub struct SpeakArgs {
     text: Option<String>,
 }
 
-/// Segment budget for file output: long enough for any real sentence.
-const FILE_SEGMENT_CHARS: usize = 2000;
+/// Segment budget for file output: long enough for any real sentence (about 160 words), and
+/// under `hark_text::MAX_SENTENCE_PHONEMES` for English words, so that a longer one is cut by
+/// the segmenter, at a clause or before a conjunction, rather than by the phoneme limit.
+const FILE_SEGMENT_CHARS: usize = 900;
 
 /// Time for the device's own buffer to play out after the last sample left the callback: its
 /// reported latency plus a margin, within bounds.

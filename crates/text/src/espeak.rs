@@ -239,6 +239,9 @@ impl EspeakGuard {
 /// Letter bytes a run of dotted single letters ("F.B.I") may hold; see [`make_safe`].
 pub const MAX_DOTTED_LETTER_BYTES: usize = 40;
 
+/// Bytes of a word that may follow a dotted single letter ("W.word"); see [`make_safe`].
+pub const MAX_WORD_AFTER_DOTTED_LETTER_BYTES: usize = 80;
+
 /// Characters espeak-ng 1.51 drops before it splits words (`chars_ignore_default`: soft
 /// hyphen, zero-width non-joiner), and, to be safe, every other invisible format character:
 /// they must not hide a run from [`make_safe`].
@@ -247,61 +250,107 @@ fn invisible(c: char) -> bool {
 }
 
 /// `text` with every run of dotted single letters ("a.b.c.d…") cut into runs of at most
-/// [`MAX_DOTTED_LETTER_BYTES`] letter bytes, by turning the dot that would overflow into a
-/// space. Byte offsets are kept (a `.` and a space are one byte each); text without such a
-/// run is returned as it is.
+/// [`MAX_DOTTED_LETTER_BYTES`] letter bytes, by turning the dots between two of its letters
+/// into spaces. Byte offsets are kept (a `.` and a space are one byte each); text without such
+/// a run is returned as it is.
 ///
 /// Why: espeak-ng 1.51 reads single letters separated by dots as one abbreviation
 /// (`CheckDottedAbbrev` in translate.c) and copies their bytes into `char word_buf[80]` on the
-/// stack without a bound. 85 ASCII letters ("W.W.W…", which is how the normaliser spells
+/// stack without a bound. 85 ASCII letters ("W.W.W…", which is how the normaliser spelled
 /// an 85-letter capital word) overwrite the stack guard and the process aborts with "stack
 /// smashing detected"; fewer letters of two to four bytes do it sooner (60 "é.", 39 "𝐀.").
 /// A letter is counted as 4 bytes unless it is ASCII (espeak lower-cases it first, which can
 /// lengthen it), and 40 leaves room for the run's last letter without a dot and for "'s".
+///
+/// What makes a run is judged on the safe side, because espeak's tokeniser joins more than
+/// "W.W": its run goes on over "W..W", "W .W", "W.,W", "W.!W", "W.…W" and "W.\nW" (each
+/// overflows; the fuzzer found the first two). So here a run is single letters or digits with
+/// a dot somewhere in each gap between them, whatever else the gap holds; it ends at a gap
+/// without a dot or at a longer word ("ab").
+///
+/// A word right after a dotted letter overflows another buffer when it is long: "W." and
+/// 170 letters abort as well (the fuzzer's third; a long word alone, or after "W. ", does
+/// not). So the dots before a word of more than [`MAX_WORD_AFTER_DOTTED_LETTER_BYTES`] that
+/// follows a dotted letter become spaces too.
 pub fn make_safe(text: &str) -> Cow<'_, str> {
-    let mut cut: Vec<usize> = Vec::new();
-    // Letter bytes in the current run, the last dot of the run, and the element since it.
-    let (mut run, mut last_dot) = (0usize, None::<usize>);
-    let (mut elem_chars, mut elem_bytes) = (0usize, 0usize);
+    let mut dotted = DottedRuns::default();
     for (i, c) in text.char_indices() {
-        if invisible(c) {
-            continue;
-        }
-        if c.is_whitespace() {
-            (run, last_dot, elem_chars, elem_bytes) = (0, None, 0, 0);
-        } else if c == '.' {
-            if elem_chars == 1 {
-                if run + elem_bytes > MAX_DOTTED_LETTER_BYTES
-                    && let Some(d) = last_dot
-                {
-                    cut.push(d);
-                    run = 0;
-                }
-                run += elem_bytes;
-                last_dot = Some(i);
-            } else {
-                // ".." or a longer element ("ab."): espeak's run ends here.
-                (run, last_dot) = (0, None);
-            }
-            (elem_chars, elem_bytes) = (0, 0);
-        } else {
-            elem_chars += 1;
-            elem_bytes += if c.is_ascii() { 1 } else { 4 };
+        if !invisible(c) {
+            dotted.push(i, c);
         }
     }
-    if cut.is_empty() {
+    dotted.end_group(text.len());
+    if dotted.cuts.is_empty() {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
-    let mut next = cut.iter().copied().peekable();
+    let mut cuts = dotted.cuts.iter().peekable();
     for (i, c) in text.char_indices() {
-        if next.next_if_eq(&i).is_some() {
-            out.push(' ');
-        } else {
-            out.push(c);
-        }
+        while cuts.next_if(|r| r.end <= i).is_some() {}
+        let in_cut = cuts.peek().is_some_and(|r| r.contains(&i));
+        out.push(if in_cut && c == '.' { ' ' } else { c });
     }
     Cow::Owned(out)
+}
+
+/// The scan of [`make_safe`]: groups of letters or digits, and the gaps between them.
+#[derive(Default)]
+struct DottedRuns {
+    /// Gaps whose dots become spaces.
+    cuts: Vec<std::ops::Range<usize>>,
+    /// Letter bytes of the current run.
+    run: usize,
+    /// The current group of letters or digits: characters and (counted) bytes.
+    group: (usize, usize),
+    /// The gap before the current group, and whether that group goes on a run.
+    gap_before: std::ops::Range<usize>,
+    continues: bool,
+    /// The gap being read: where it started and whether it has a dot; and whether the group
+    /// before it was a single letter.
+    gap_start: usize,
+    gap_dot: bool,
+    after_single: bool,
+}
+
+impl DottedRuns {
+    fn push(&mut self, i: usize, c: char) {
+        if c.is_alphanumeric() {
+            if self.group.0 == 0 {
+                self.gap_before = self.gap_start..i;
+                self.continues = self.after_single && self.gap_dot;
+            }
+            self.group.0 += 1;
+            self.group.1 += if c.is_ascii() { 1 } else { 4 };
+        } else {
+            self.end_group(i);
+            self.gap_dot |= c == '.';
+        }
+    }
+
+    /// The group ends at byte `i` (if one is open): a single letter goes on the run or starts
+    /// one; a longer group ends it.
+    fn end_group(&mut self, i: usize) {
+        let (chars, bytes) = std::mem::take(&mut self.group);
+        if chars == 0 {
+            return;
+        }
+        if chars > 1 {
+            if self.continues && bytes > MAX_WORD_AFTER_DOTTED_LETTER_BYTES {
+                self.cuts.push(self.gap_before.clone());
+            }
+            self.run = 0;
+        } else if !self.continues {
+            self.run = 0;
+        } else if self.run + bytes > MAX_DOTTED_LETTER_BYTES {
+            self.cuts.push(self.gap_before.clone());
+            self.run = 0;
+        }
+        if chars == 1 {
+            self.run += bytes;
+        }
+        self.after_single = chars == 1;
+        (self.gap_start, self.gap_dot) = (i, false);
+    }
 }
 
 /// The version string of the linked libespeak-ng (e.g. "1.51") and its data path.
