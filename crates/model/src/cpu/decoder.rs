@@ -142,9 +142,10 @@ pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
 
 /// Up to this many frames (11.9 s at 22.05 kHz, hop 256) are decoded in one go; more in
 /// windows of [`DECODE_WINDOW_FRAMES`], each with its full receptive field, so the decoder's
-/// activations (tens of kB per frame at once) stay bounded: an 800-id sentence stretched to
-/// 7,900 frames peaked at 214 MB for the whole `hark speak --out`, against 505 MB decoded
-/// whole. The windows equal the whole decode (bit for bit on the Joe voice).
+/// activations (tens of kB per frame at once) stay bounded: two sentences at the 8,192-frame
+/// cap (`--raw --length-scale 20`) peaked at 245 MB for the whole `hark speak --out`. The
+/// windows equal the whole decode (bit for bit on the Joe voice: a 110-word sentence of
+/// 2,600 frames gives the same WAV as one decode).
 pub const DIRECT_DECODE_FRAMES: usize = 1024;
 /// Frames per decoder window past [`DIRECT_DECODE_FRAMES`].
 pub const DECODE_WINDOW_FRAMES: usize = 256;
