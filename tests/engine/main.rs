@@ -1,3 +1,5 @@
 //! Integration tests: engine.
+mod bounded;
 mod cli_speak;
+mod espeak_isolation;
 mod streaming_engine;

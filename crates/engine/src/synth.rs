@@ -5,6 +5,7 @@
 use super::phonemise::{self, Input};
 use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
 use hark_model::backend::Backend;
+use hark_text::TextError;
 use hark_text::segment::Segmenter;
 use hark_voice::{Scales, Voice};
 use std::sync::Arc;
@@ -78,7 +79,13 @@ impl Synthesizer {
             .normalize
             .default_voice_locale(&cfg.espeak_voice, &cfg.name);
         for sentence in phonemise::sentences(cfg, &segmenter, input, true, 0) {
-            let sentence = sentence?;
+            let sentence = match sentence {
+                Ok(s) => s,
+                // espeak-ng died on this segment in its child (which logs it): that text is
+                // lost, the rest is spoken (a new child takes the next segment).
+                Err(TextError::EspeakCrashed(_)) => continue,
+                Err(e) => return Err(e.into()),
+            };
             let seed = self.seed.wrapping_add(sentence.index as u64);
             let info = self.backend.begin(&sentence.ids, &self.scales, seed)?;
             let audio = if info.frames == 0 {

@@ -37,7 +37,8 @@ struct SentencePhonemes {
 /// embedded command) and DEL, and U+FFFD (what lossy decoding leaves of binary junk: espeak's
 /// `espeakCHARS_AUTO` decoder, which Piper uses, would re-read it as three Latin-1 letters
 /// and speak them), and the characters of `kept_from_espeak`. Newline, carriage return and
-/// tab are kept: blank lines are paragraph breaks for espeak.
+/// tab are kept: blank lines are paragraph breaks for espeak. Last, runs of dotted letters
+/// that would overflow espeak-ng 1.51's buffer are cut ([`super::espeak::make_safe`]).
 fn sanitise(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -50,8 +51,20 @@ fn sanitise(text: &str) -> String {
             out.push(c);
         }
     }
-    out
+    match super::espeak::make_safe(&out) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(safe) => safe,
+    }
 }
+
+/// Clause punctuation of other scripts on which espeak-ng 1.51 reads uninitialised memory when
+/// a bracket or quote follows (valgrind over every mark of `clause::PUNCT_TABLE` in four
+/// contexts): Armenian comma and full stop, Devanagari danda and double danda, Sinhala kunddaliya,
+/// Georgian paragraph separator. The fuzzer saw the process die on texts with "॥[" (a SEGV
+/// and a "buffer overflow detected", depending on what espeak had read before).
+const ESPEAK_151_BAD_PUNCT: [char; 6] = [
+    '\u{55d}', '\u{589}', '\u{964}', '\u{965}', '\u{df4}', '\u{10fb}',
+];
 
 /// Characters of scripts other than Latin, Greek and Cyrillic (and their digits and
 /// punctuation), outside the general punctuation, symbol and emoji blocks. For these espeak-ng
@@ -70,9 +83,9 @@ fn kept_from_espeak(c: char) -> bool {
         && !(0x2000..=0x2BFF).contains(&cp) // general punctuation, currency, arrows, maths, shapes
         && !(0x1F000..=0x1FAFF).contains(&cp); // emoji and pictographs
     other_script
-        // Clause punctuation (e.g. Arabic "؟", CJK "。") is kept: it ends clauses as in Piper.
-        // Georgian's U+10FB is the one espeak 1.51 mishandles.
-        && (c == '\u{10fb}' || clause::punct_class(c).is_none())
+        // Clause punctuation (e.g. Arabic "؟", CJK "。") is kept: it ends clauses as in Piper,
+        // except the marks espeak 1.51 mishandles.
+        && (ESPEAK_151_BAD_PUNCT.contains(&c) || clause::punct_class(c).is_none())
         && !GREEK_OR_CYRILLIC_LETTER.is_match(c.encode_utf8(&mut [0; 4]))
 }
 
@@ -82,7 +95,9 @@ fn phonemize_ranges(text: &str, espeak_voice: &str) -> Result<Vec<SentencePhonem
     if clean.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let raw: Vec<RawClause> = {
+    let raw: Vec<RawClause> = if super::espeak_child::isolated() {
+        super::espeak_child::clauses(espeak_voice, &clean)?
+    } else {
         let mut espeak = Espeak::lock()?;
         espeak.set_voice(espeak_voice)?;
         espeak.clauses(&clean)?
@@ -227,8 +242,19 @@ pub fn phoneme_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> (Vec<
     (ids, missing)
 }
 
+/// The most phonemes synthesised as one sentence: about 180 English words or 45 seconds of
+/// speech (a 72-word sentence has about 400). The model's cost grows faster than linearly
+/// with a sentence's length (the encoder's attention is T×T), so a longer sentence is cut
+/// (see [`text_to_ids`]); no ordinary sentence is that long, and the segmenter cuts a long
+/// one at a clause before it gets there (`hark speak --out` segments of 900 characters).
+/// So ≤ 2,003 ids reach the encoder (the CUDA encoder takes up to 11,996).
+pub const MAX_SENTENCE_PHONEMES: usize = 1000;
+
 /// Phonemise `text` and map each sentence to ids. Sentences with nothing to speak (only
 /// punctuation and spaces) are left out, so a text with no speakable phonemes gives `Ok([])`.
+/// A sentence of more than [`MAX_SENTENCE_PHONEMES`] phonemes becomes several, cut after a
+/// clause mark (`, ` `; ` `: `) in the second half of the limit, else between words, else
+/// at the limit; each piece reports the whole sentence's range.
 pub fn text_to_ids(
     text: &str,
     espeak_voice: &str,
@@ -236,21 +262,41 @@ pub fn text_to_ids(
 ) -> Result<Vec<Sentence>, TextError> {
     let mut out = Vec::new();
     for s in phonemize_ranges(text, espeak_voice)? {
-        let speakable = s
-            .phonemes
-            .iter()
-            .any(|&c| !c.is_whitespace() && clause::punct_class(c).is_none());
-        if !speakable {
-            continue;
+        for piece in cut_phonemes(&s.phonemes, MAX_SENTENCE_PHONEMES) {
+            let speakable = piece
+                .iter()
+                .any(|&c| !c.is_whitespace() && clause::punct_class(c).is_none());
+            if !speakable {
+                continue;
+            }
+            let (ids, _missing) = phoneme_ids(piece, map);
+            out.push(Sentence {
+                text_range: s.range.clone(),
+                phonemes: piece.iter().collect(),
+                ids,
+            });
         }
-        let (ids, _missing) = phoneme_ids(&s.phonemes, map);
-        out.push(Sentence {
-            text_range: s.range,
-            phonemes: s.phonemes.iter().collect(),
-            ids,
-        });
     }
     Ok(out)
+}
+
+/// `phonemes` in pieces of at most `max` (see [`text_to_ids`]).
+fn cut_phonemes(phonemes: &[char], max: usize) -> Vec<&[char]> {
+    let max = max.max(2);
+    let mut pieces = Vec::new();
+    let mut rest = phonemes;
+    while rest.len() > max {
+        let w = &rest[..max];
+        let after_clause = (max / 2..max)
+            .rev()
+            .find(|&k| w[k] == ' ' && matches!(w[k - 1], ',' | ';' | ':'));
+        let after_word = || (1..max).rev().find(|&k| w[k] == ' ');
+        let cut = after_clause.or_else(after_word).map_or(max, |k| k + 1);
+        pieces.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    pieces.push(rest);
+    pieces
 }
 
 /// Split `text` into consecutive byte ranges, one sentence each, of at most `max_chars`
@@ -262,9 +308,40 @@ pub fn text_to_ids(
 /// which espeak reads as an abbreviation — and at blank lines (paragraphs). A single newline
 /// is not a sentence end for espeak (hard-wrapped text), so it is only preferred when a piece
 /// longer than `max_chars` must be cut; otherwise such a piece is cut at whitespace, and a
-/// single word longer than `max_chars` is kept whole.
+/// single word longer than `max_chars` is cut at `max_chars` characters.
 /// The ranges cover the whole text, in order, without gaps, and lie on char boundaries.
+/// A text longer than [`crate::normalize::BLOCK_BYTES`] is split block by block, as the
+/// normaliser cuts it, so the working memory stays bounded.
 pub fn split_sentences(text: &str, max_chars: usize) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let block = crate::normalize::next_block(text, at, crate::normalize::BLOCK_BYTES);
+        let base = block.range.start;
+        if block.run.is_some() {
+            // One word longer than a block: cut every `max_chars` characters.
+            let word = &text[block.range.clone()];
+            let mut start = 0;
+            for (k, (off, _)) in word.char_indices().enumerate() {
+                if k > 0 && k % max_chars.max(1) == 0 {
+                    ranges.push(base + start..base + off);
+                    start = off;
+                }
+            }
+            ranges.push(base + start..block.range.end);
+        } else {
+            ranges.extend(
+                split_block(&text[block.range.clone()], max_chars)
+                    .into_iter()
+                    .map(|r| base + r.start..base + r.end),
+            );
+        }
+        at = block.range.end;
+    }
+    ranges
+}
+
+fn split_block(text: &str, max_chars: usize) -> Vec<Range<usize>> {
     let max_chars = max_chars.max(1);
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let n = chars.len();
@@ -349,12 +426,8 @@ pub fn split_sentences(text: &str, max_chars: usize) -> Vec<Range<usize>> {
                     });
             }
         }
-        let cut = cut.unwrap_or_else(|| {
-            // One word longer than max_chars: keep it whole, end after the next whitespace.
-            (limit..n)
-                .find(|&k| chars[k].1.is_whitespace())
-                .map_or(n, |k| k + 1)
-        });
+        // One word longer than max_chars: cut it at the limit.
+        let cut = cut.unwrap_or(limit);
         ranges.push(byte_at(start)..byte_at(cut));
         start = cut;
     }
@@ -451,6 +524,8 @@ mod tests {
         for c in [
             '\u{559}', '\u{55a}', '\u{58d}', '\u{58e}', '\u{970}', '\u{9e6}', '\u{a66}', '\u{a6e}',
             '\u{aef}', '\u{be6}', '\u{900}', '\u{c81}', '\u{ce1}', '\u{1180}', '\u{560}',
+            // These too, before a bracket (the fuzzer's crashes had "॥[").
+            '\u{55d}', '\u{589}', '\u{964}', '\u{965}', '\u{df4}', '\u{10fb}',
         ] {
             let s = format!("a{c}b");
             assert_eq!(
@@ -465,6 +540,208 @@ mod tests {
         }
         assert!(!phonemize("a \u{58d} b", "en-us").unwrap().is_empty());
         assert_eq!(sanitise("日本"), " ".repeat(6));
+    }
+
+    #[test]
+    fn dotted_letter_runs_that_overflow_espeak_151_are_cut() {
+        use crate::espeak::{MAX_DOTTED_LETTER_BYTES, make_safe};
+        // Each of these aborted the process ("stack smashing detected") inside
+        // espeak_TextToPhonemes before `make_safe`; 85 "W." is what the normaliser makes of
+        // 85 capital W's.
+        // espeak's run goes on over a dot with clause punctuation, a newline or whitespace
+        // before it: each of these with 200 letters aborts too (the fuzzer found "W..W" and
+        // "W .W").
+        for (unit, n) in [
+            ("W.", 85),
+            ("W.", 120),
+            ("é.", 60),
+            ("ж.", 60),
+            ("𝐀.", 39),
+            ("W..", 200),
+            ("W.,", 200),
+            ("W.!", 200),
+            ("W._", 200),
+            ("W.…", 200),
+            ("W.—", 200),
+            ("W.\n", 200),
+            ("W.\n\n", 200),
+            ("W.W..", 100),
+            ("W .", 200),
+            ("W   .", 200),
+            ("W\t.", 200),
+            ("W ..", 200),
+            ("W ._", 200),
+        ] {
+            let text = unit.repeat(n);
+            let safe = make_safe(&text);
+            assert_eq!(safe.len(), text.len(), "{unit}×{n}: byte offsets kept");
+            for run in safe.split(' ') {
+                let letters = run.chars().filter(|c| c.is_alphanumeric());
+                let bytes: usize = letters.map(|c| if c.is_ascii() { 1 } else { 4 }).sum();
+                assert!(
+                    bytes <= MAX_DOTTED_LETTER_BYTES + 4,
+                    "{unit}×{n}: run {run:?}"
+                );
+            }
+            // Read, or (𝐀, which espeak does not know) silent; never an abort.
+            let said = phonemize(&text, "en-us").unwrap();
+            assert!(unit == "𝐀." || !said.is_empty(), "{unit}×{n}");
+        }
+        // A long word after a dotted letter overflows another of espeak's buffers; the dot
+        // before it becomes a space. A long word alone, or after "ab.", is left alone.
+        let long = "f".repeat(300);
+        let wlong = format!("W{long}");
+        let cyrillic = "ф".repeat(200);
+        for (before, word) in [
+            ("W.", &long),
+            ("é.", &long),
+            ("W..", &long),
+            ("W .", &long),
+            ("W._", &long),
+            ("W.W.W.W.W.W.W.W.", &wlong),
+            ("W.", &cyrillic),
+        ] {
+            let text = format!("{before}{word}");
+            let safe = make_safe(&text);
+            let gap: String = safe[..safe.len() - word.len()]
+                .chars()
+                .rev()
+                .take(2)
+                .collect();
+            assert!(
+                safe.ends_with(word.as_str()) && !gap.contains('.'),
+                "{before}"
+            );
+            assert!(!phonemize(&text, "en-us").unwrap().is_empty());
+        }
+        for text in [
+            long.clone(),
+            format!("ab.{long}"),
+            format!("W.{}", "f".repeat(40)),
+        ] {
+            assert_eq!(make_safe(&text), text);
+        }
+        // Hidden by characters espeak drops, in brackets, through the normaliser.
+        let hidden = "W.\u{ad}".repeat(90);
+        assert!(make_safe(&hidden).contains(' '));
+        assert!(!phonemize(&hidden, "en-us").unwrap().is_empty());
+        for raw in [
+            "W".repeat(85),
+            format!("({})", "W".repeat(90)),
+            "W".repeat(120),
+        ] {
+            let opts = crate::segment::SegmentOptions::default();
+            for seg in crate::segment::segments(&raw, &opts) {
+                assert!(!phonemize(&seg.text, "en-us").unwrap().is_empty());
+            }
+        }
+        // Ordinary abbreviations are left alone.
+        for t in [
+            "F.B.I",
+            "U.S.A.'s",
+            "e.g. this",
+            "a.b.c.d.e.f.g.h.i.j.k.l.m.n",
+            "1.2.3",
+        ] {
+            assert_eq!(make_safe(t), t);
+        }
+    }
+
+    #[test]
+    fn long_sentences_are_cut_into_bounded_pieces() {
+        let map = toy_map();
+        // 600 words without punctuation: one sentence for espeak.
+        let text = "word ".repeat(600);
+        let sentences = text_to_ids(&text, "en-us", &map).unwrap();
+        assert!(sentences.len() >= 3, "{}", sentences.len());
+        for s in &sentences {
+            assert!(s.phonemes.chars().count() <= MAX_SENTENCE_PHONEMES);
+            assert!(s.ids.len() <= 2 * MAX_SENTENCE_PHONEMES + 3);
+            assert_eq!(s.text_range, sentences[0].text_range);
+        }
+        // Between words: every piece but the last ends with the space after a word.
+        for s in &sentences[..sentences.len() - 1] {
+            assert!(
+                s.phonemes.ends_with(' '),
+                "{:?}",
+                &s.phonemes[s.phonemes.len() - 10..]
+            );
+        }
+        let all: String = sentences.iter().map(|s| s.phonemes.as_str()).collect();
+        let whole: String = phonemize(&text, "en-us")
+            .unwrap()
+            .concat()
+            .into_iter()
+            .collect();
+        assert_eq!(all, whole, "nothing lost or added");
+        // Cuts prefer clause marks, then spaces; a piece without either is cut at the limit.
+        let p: Vec<char> = "ab cd, ef gh ij".chars().collect();
+        let got: Vec<String> = cut_phonemes(&p, 10)
+            .iter()
+            .map(|x| x.iter().collect())
+            .collect();
+        assert_eq!(got, ["ab cd, ", "ef gh ij"]);
+        let got: Vec<String> = cut_phonemes(&p[7..], 4)
+            .iter()
+            .map(|x| x.iter().collect())
+            .collect();
+        assert_eq!(got, ["ef ", "gh ", "ij"]);
+        let solid: Vec<char> = "x".repeat(25).chars().collect();
+        let lens: Vec<usize> = cut_phonemes(&solid, 10).iter().map(|x| x.len()).collect();
+        assert_eq!(lens, [10, 10, 5]);
+        // An ordinary sentence is one piece, and so is a long one without punctuation (100
+        // words: about 580 phonemes).
+        let one = "The quick brown fox jumps over the lazy dog, twice.";
+        assert_eq!(text_to_ids(one, "en-us", &map).unwrap().len(), 1);
+        let words = "the old man walked slowly along the quiet road towards the village where \
+                     his daughter lived with her two children and a small brown dog";
+        let long = format!("{}.", [words; 4].join(" "));
+        assert_eq!(long.split(' ').count(), 100);
+        assert_eq!(text_to_ids(&long, "en-us", &map).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn the_fuzzers_crash_inputs_are_safe() {
+        // What fuzz/espeak_raw found (kept in its corpus): espeak-ng 1.51 died on each, a SEGV
+        // or "buffer overflow detected", depending on what it had read before. All have "॥"
+        // before a bracket; the sanitiser blanks it now.
+        let inputs: [&[u8]; 3] = [
+            include_bytes!("../../../fuzz/corpus/espeak_raw/crash-segv-danda-bracket"),
+            include_bytes!("../../../fuzz/corpus/espeak_raw/crash-overflow-danda"),
+            include_bytes!("../../../fuzz/corpus/espeak_raw/crash-segv-danda-2"),
+        ];
+        // A later run: "stack smashing detected" on dotted W's joined by ".." and by spaces
+        // before a dot (NULs, blanked by the sanitiser), which the dotted-run cut then took
+        // for the end of a run.
+        // And on a long word after a dotted letter ("W.Wfff…").
+        let later: [(&[u8], &str); 3] = [
+            (
+                include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-double-dots"),
+                "W..W",
+            ),
+            (
+                include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-space-dot"),
+                "W.W\0",
+            ),
+            (
+                include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-word-after-dot"),
+                "W.Wffff",
+            ),
+        ];
+        for (bytes, what) in later {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(text.contains(what));
+            assert_ne!(crate::espeak::make_safe(&text), text);
+            phonemize(&text, "en-us").unwrap();
+        }
+        for bytes in inputs {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(text.contains('\u{965}'));
+            assert!(!sanitise(&text).contains('\u{965}'));
+            for _ in 0..20 {
+                phonemize(&text, "en-us").unwrap();
+            }
+        }
     }
 
     #[test]
@@ -594,12 +871,28 @@ mod tests {
             assert!(long[r.clone()].chars().count() <= 12);
             assert!(long[r].ends_with(' '));
         }
+        // A word longer than the limit is cut at the limit.
         let giant = format!("a {} b", "x".repeat(40));
         let parts: Vec<String> = split_sentences(&giant, 10)
             .into_iter()
             .map(|r| giant[r].to_string())
             .collect();
-        assert!(parts.iter().any(|p| p.contains(&"x".repeat(40))));
+        assert_eq!(
+            parts,
+            [
+                "a ",
+                "xxxxxxxxxx",
+                "xxxxxxxxxx",
+                "xxxxxxxxxx",
+                "xxxxxxxxxx",
+                " b"
+            ]
+        );
+        // Longer than a block: still split, in bounded pieces.
+        let huge = "y".repeat(3 * crate::normalize::BLOCK_BYTES);
+        let r = split_sentences(&huge, 2000);
+        assert_eq!(r.len(), huge.len().div_ceil(2000));
+        assert!(r.iter().all(|r| r.len() <= 2000));
     }
 
     proptest! {
@@ -614,11 +907,14 @@ mod tests {
                 pos = r.end;
             }
             prop_assert_eq!(pos, text.len());
-            // Never mid-word: every cut is after whitespace or sentence punctuation context.
+            // Never mid-word, unless the word is longer than the limit: every cut is after
+            // whitespace or sentence punctuation context.
             for r in &ranges[..ranges.len().saturating_sub(1)] {
                 let before = text[..r.end].chars().next_back().unwrap();
                 let after = text[r.end..].chars().next().unwrap();
-                prop_assert!(before.is_whitespace() || after.is_whitespace() || !before.is_alphanumeric() || !after.is_alphanumeric());
+                let long_word = text[r.clone()].chars().count() == max.max(1)
+                    && !text[r.clone()].contains(char::is_whitespace);
+                prop_assert!(long_word || before.is_whitespace() || after.is_whitespace() || !before.is_alphanumeric() || !after.is_alphanumeric());
             }
         }
 
