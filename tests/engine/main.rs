@@ -1,4 +1,6 @@
 //! Integration tests: engine.
+mod bounded;
 mod cli_speak;
+mod espeak_isolation;
 mod streaming_engine;
 mod words_and_rates;

@@ -442,3 +442,83 @@ fn word_timing_agrees_with_whisper() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// The input's words as the phonemiser should map them: whitespace tokens trimmed of
+/// punctuation at either end, a run of more than `MAX_RUN_CHARS` characters whole (it is
+/// announced, "N characters skipped", and the announcement is one word spanning the run).
+fn expected_words(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .map(|t| {
+            if t.chars().count() > hark_text::normalize::MAX_RUN_CHARS {
+                t
+            } else {
+                t.trim_matches(|c: char| !c.is_alphanumeric())
+            }
+        })
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+#[test]
+fn words_map_to_the_input_through_windows_and_skipped_runs() {
+    let Some(voices) = installed_voices_dir(HARK) else {
+        return;
+    };
+    let voice = load_voice(voices);
+    let prose = "The old man walked along the quiet road, and his dog ran on ahead. ";
+    let blob = "Qm9v+YmFy/".repeat(15); // 150 characters: announced
+    let huge = "z".repeat(40_000); // longer than a segmenter window (16 KB): announced
+    let text = format!(
+        "{}Here is {blob} in a sentence. {}{huge} and then more words. {}",
+        prose.repeat(300),
+        prose.repeat(250),
+        prose.repeat(10)
+    );
+    assert!(text.len() > 3 * 16 * 1024);
+    let segmenter = hark_text::segment::Segmenter::default();
+    let mut got: Vec<Range<usize>> = Vec::new();
+    for p in
+        hark_engine::phonemise::sentences(&voice.config, &segmenter, Input::Text(&text), true, 0)
+    {
+        let p = p.expect("phonemise");
+        for w in &p.words {
+            assert!(w.ids.end <= p.ids.len(), "{w:?}");
+            assert!(p.range.start <= w.range.start && w.range.end <= p.range.end);
+        }
+        got.extend(p.words.iter().map(|w| w.range.clone()));
+    }
+    for pair in got.windows(2) {
+        assert!(pair[0].end <= pair[1].start, "in order, apart: {pair:?}");
+    }
+    let said: Vec<&str> = got.iter().map(|r| &text[r.clone()]).collect();
+    let want = expected_words(&text);
+    assert_eq!(said.len(), want.len());
+    for (k, (s, w)) in said.iter().zip(&want).enumerate() {
+        assert_eq!(
+            s,
+            w,
+            "word {k}: {:?}",
+            &said[k.saturating_sub(3)..(k + 3).min(said.len())]
+        );
+    }
+    assert!(said.contains(&blob.as_str()) && said.contains(&huge.as_str()));
+}
+
+#[test]
+fn a_skipped_run_is_one_word_in_the_timings() {
+    let Some(voices) = installed_voices_dir(HARK) else {
+        return;
+    };
+    let mut s = synth(voices);
+    let blob = "Qm9v+YmFy/".repeat(15);
+    let text = format!("See {blob} now.");
+    let (audio, timing) = speak_timed(&mut s, &text);
+    let got = words(&timing);
+    let said: Vec<&str> = got.iter().map(|w| &text[w.range.clone()]).collect();
+    assert_eq!(said, ["See", blob.as_str(), "now"]);
+    // "one hundred fifty characters skipped" takes time: the run's word is longer than
+    // the words around it.
+    let len = |w: &WordTiming| w.samples.end - w.samples.start;
+    assert!(len(&got[1]) > 2 * len(&got[0]).max(len(&got[2])), "{got:?}");
+    assert!(got[2].samples.end <= audio.len() as u64);
+}

@@ -3,12 +3,26 @@
 
 pub mod audio;
 pub mod engine;
+pub mod limits;
 pub mod npy;
 pub mod pitch;
 
 use hark_voice::tensor::Tensor;
 use npy::Npy;
 use std::path::{Path, PathBuf};
+
+/// `n` deterministic "random" bytes (xorshift from `seed`), for junk inputs.
+pub fn junk_bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as u8
+        })
+        .collect()
+}
 
 /// The workspace root (tests/ is one folder below it).
 pub fn workspace_root() -> &'static Path {

@@ -456,16 +456,7 @@ fn truncated_onnx_is_rejected() {
 
 #[test]
 fn random_bytes_and_empty_file_are_rejected() {
-    // xorshift: deterministic "random" bytes without a seed dependency.
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    let noise: Vec<u8> = (0..100_000)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s as u8
-        })
-        .collect();
+    let noise = testkit::junk_bytes(100_000, 0x9E37_79B9_7F4A_7C15);
     let e = import_err(&case(&noise, &piper_json()));
     assert!(
         matches!(
@@ -622,4 +613,76 @@ fn real_voice_tail_bound_is_read_from_graph() {
     )
     .expect("import");
     assert_eq!(r.config.dims.dp_tail_bound, old * 0.7);
+}
+
+// --- A voice folder that does not hold together -------------------------------------------
+
+/// A copy of the imported voice whose `voice.json` is edited by `edit` (and whose weights
+/// are replaced by `weights` when given); loading it must fail with a clear error, not load
+/// something the model would trip over (found by reviewing the loader for the fuzz target).
+fn load_edited(
+    edit: impl FnOnce(&mut serde_json::Value),
+    weights: Option<&[u8]>,
+) -> Option<String> {
+    let (_, report) = imported()?;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("v");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.dir.join("voice.json")).expect("read"))
+            .expect("json");
+    edit(&mut config);
+    std::fs::write(dir.join("voice.json"), config.to_string()).expect("write");
+    match weights {
+        Some(w) => std::fs::write(dir.join("voice.safetensors"), w).expect("write"),
+        None => {
+            std::fs::copy(
+                report.dir.join("voice.safetensors"),
+                dir.join("voice.safetensors"),
+            )
+            .expect("copy");
+        }
+    }
+    let e = Voice::load_from(tmp.path(), Some("v"))
+        .err()
+        .expect("an inconsistent voice must not load");
+    Some(e.to_string())
+}
+
+#[test]
+fn a_voice_folder_whose_parts_disagree_is_refused() {
+    // Dimensions that would overflow or allocate without bound.
+    let Some(e) = load_edited(
+        |c| c["dims"]["hidden_channels"] = 1_000_000_000.into(),
+        None,
+    ) else {
+        return;
+    };
+    assert!(
+        e.contains("hidden_channels") && e.contains("re-import"),
+        "{e}"
+    );
+    let e = load_edited(
+        |c| {
+            c["dims"]["flow_dilation_rate"] = 64.into();
+            c["dims"]["flow_wn_layers"] = 60.into();
+        },
+        None,
+    )
+    .expect("voice");
+    assert!(e.contains("dilations"), "{e}");
+    let e = load_edited(|c| c["hop_length"] = 100.into(), None).expect("voice");
+    assert!(e.contains("hop_length"), "{e}");
+    let e = load_edited(
+        |c| c["phoneme_id_map"]["a"] = serde_json::json!([100_000]),
+        None,
+    )
+    .expect("voice");
+    assert!(e.contains("outside the vocabulary"), "{e}");
+    // Weights that are not the ones the dimensions describe.
+    let e = load_edited(|c| c["dims"]["n_layers"] = 7.into(), None).expect("voice");
+    assert!(e.contains("do not fit") && e.contains("missing"), "{e}");
+    let empty: &[u8] = &[2, 0, 0, 0, 0, 0, 0, 0, b'{', b'}'];
+    let e = load_edited(|_| {}, Some(empty)).expect("voice");
+    assert!(e.contains("do not fit"), "{e}");
 }

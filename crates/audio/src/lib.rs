@@ -9,4 +9,4 @@ pub mod wav;
 
 pub use hark_engine::output::{AudioError, Output};
 pub use out::{DEFAULT_BUFFER_MS, DeviceSink, device, simulated};
-pub use wav::{WavFormat, WavSink};
+pub use wav::{WavFormat, WavSink, remove_partial_on_signals};

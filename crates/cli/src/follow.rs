@@ -5,9 +5,9 @@ use super::voice_args::VoiceArgs;
 use anyhow::Context;
 use clap::Args;
 use hark_engine::{Engine, Event, Mode, UtteranceId};
-use hark_sources::caption::{Follower, Start};
+use hark_sources::caption::{Follower, Start, drain_lines};
 use hark_voice::Voice;
-use std::io::BufRead;
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::mpsc;
 
@@ -66,15 +66,22 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
     };
     match &args.file {
         None => {
-            let stdin = std::io::stdin();
-            let mut reader = stdin.lock();
-            let mut buf = Vec::new();
+            // Lines as the caption follower splits them: a line without end is handed on in
+            // bounded pieces, so what is held back stays small.
+            let mut reader = std::io::stdin().lock();
+            let (mut chunk, mut partial) = (vec![0u8; 64 * 1024], Vec::new());
             loop {
-                buf.clear();
-                if reader.read_until(b'\n', &mut buf)? == 0 {
+                let n = match reader.read(&mut chunk) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    r => r?,
+                };
+                if n == 0 {
+                    partial.push(b'\n');
+                    drain_lines(&mut partial, &mut speak);
                     break;
                 }
-                speak(&String::from_utf8_lossy(&buf));
+                partial.extend_from_slice(&chunk[..n]);
+                drain_lines(&mut partial, &mut speak);
             }
         }
         Some(path) => {

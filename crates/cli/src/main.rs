@@ -51,10 +51,18 @@ pub fn overrides() -> &'static hark_engine::Overrides {
 }
 
 fn main() -> ExitCode {
+    // Started as the phonemiser child: serve it, and exit.
+    hark_engine::espeak::serve_if_child();
     let _ = hark_alloc::configure();
     overrides();
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    // espeak-ng in a child copy of this binary, so that a crash in it cannot end `hark`.
+    if !matches!(cli.command, Command::Voice(_))
+        && let Err(e) = hark_engine::espeak::isolate_espeak(overrides())
+    {
+        tracing::warn!("espeak-ng runs in this process: {e}");
+    }
     let result = match cli.command {
         Command::Speak(args) => speak::run(args),
         Command::Follow(args) => follow::run(args),

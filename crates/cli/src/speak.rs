@@ -34,12 +34,21 @@ pub struct SpeakArgs {
     /// Frames per engine step when playing (default: adaptive).
     #[arg(long, conflicts_with = "out")]
     steps: Option<usize>,
+    /// Read the text even when it is mostly not words (binary data, random characters).
+    #[arg(long)]
+    any_text: bool,
+    /// Speak through the streaming engine as fast as it goes, and drop the audio: no device
+    /// (tests and measurements of the playing path).
+    #[arg(long, hide = true, conflicts_with = "out")]
+    discard: bool,
     /// The text to speak, or `-` to read stdin.
     text: Option<String>,
 }
 
-/// Segment budget for file output: long enough for any real sentence.
-const FILE_SEGMENT_CHARS: usize = 2000;
+/// Segment budget for file output: long enough for any real sentence (about 160 words), and
+/// under `hark_text::MAX_SENTENCE_PHONEMES` for English words, so that a longer one is cut by
+/// the segmenter, at a clause or before a conjunction, rather than by the phoneme limit.
+const FILE_SEGMENT_CHARS: usize = 900;
 
 /// Time for the device's own buffer to play out after the last sample left the callback: its
 /// reported latency plus a margin, within bounds.
@@ -54,6 +63,9 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
         Some(_) => None,
         None => Some(super::read_text_arg(args.text.clone())?),
     };
+    if let Some(t) = &text {
+        check_text(t, args.any_text, !args.voice.raw)?;
+    }
     let input = match (&args.ids, &text) {
         (Some(ids), _) => Input::Ids(ids),
         (None, Some(t)) => Input::Text(t),
@@ -85,6 +97,8 @@ fn write_file(args: &SpeakArgs, voice: Voice, input: Input, path: &Path) -> anyh
             first_max_chars: FILE_SEGMENT_CHARS,
         },
     };
+    // A partial file is removed on an error (the sink is dropped) and on Ctrl-C or a kill.
+    hark_audio::remove_partial_on_signals();
     let mut wav = WavSink::create(path, synth.voice().config.sample_rate, args.format)?;
     let mut words = Vec::new();
     synth.speak_timed(
@@ -143,6 +157,30 @@ pub(crate) fn word_timings(text: &str, words: &[hark_engine::WordTiming]) -> Vec
         .collect()
 }
 
+/// Refuses text that is mostly not words unless `any_text`, and says which long runs are
+/// announced rather than read (`normalized`: the normaliser announces them).
+fn check_text(text: &str, any_text: bool, normalized: bool) -> anyhow::Result<()> {
+    let v = hark_text::assess(text);
+    if !v.mostly_words() && !any_text {
+        anyhow::bail!(
+            "the text is mostly not words (only {:.0}% of its {} characters are in words: \
+             binary data or random characters?), so it is not read; use --any-text to read it \
+             anyway",
+            100.0 * v.word_share(),
+            v.chars
+        );
+    }
+    if normalized && v.long_runs > 0 {
+        eprintln!(
+            "hark: note: {} run(s) of more than {} characters without a space are not read \
+             out; each is announced as \"N characters skipped\"",
+            v.long_runs,
+            hark_text::normalize::MAX_RUN_CHARS
+        );
+    }
+    Ok(())
+}
+
 fn play(args: &SpeakArgs, voice: Voice, input: Input) -> anyhow::Result<()> {
     if matches!(input, Input::Text(t) if t.trim().is_empty()) {
         return Err(EngineError::EmptyText.into());
@@ -150,6 +188,9 @@ fn play(args: &SpeakArgs, voice: Voice, input: Input) -> anyhow::Result<()> {
     let mut cfg = args.voice.engine_config(voice, args.steps)?;
     // One utterance, at once: a warm-up would only come before it.
     cfg.warm_up = false;
+    if args.discard {
+        cfg.output = hark_engine::Output::None;
+    }
     let (engine, mut events) = Engine::start(cfg).context("cannot play audio")?;
     let id = engine.speak_input(input, Mode::Queue);
     let (mut started, mut failure) = (false, None);
@@ -175,7 +216,9 @@ fn play(args: &SpeakArgs, voice: Voice, input: Input) -> anyhow::Result<()> {
             .map(anyhow::Error::msg)
             .unwrap_or_else(|| EngineError::NothingSpeakable.into()));
     }
-    std::thread::sleep(device_tail(&engine));
+    if !args.discard {
+        std::thread::sleep(device_tail(&engine));
+    }
     drop(engine);
     Ok(())
 }

@@ -10,6 +10,7 @@
 //! [`Segmenter`]: hark_text::segment::Segmenter
 
 mod api;
+pub mod espeak;
 pub mod output;
 pub mod overrides;
 pub mod phonemise;

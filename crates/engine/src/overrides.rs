@@ -19,6 +19,8 @@ pub struct Overrides {
     /// `HARK_CUDA_WARMUP`, `HARK_KERNEL_NOCACHE`, `HARK_PERSIST_WATCHDOG_MS` and
     /// `HARK_PERSIST_BLOCKS` (see [`GpuOptions`]).
     pub gpu: GpuOptions,
+    /// `HARK_ESPEAK_IN_PROCESS=1`: espeak-ng runs in this process, not in a child.
+    pub espeak_in_process: bool,
 }
 
 impl Default for Overrides {
@@ -28,6 +30,7 @@ impl Default for Overrides {
             audio_buffer_ms: None,
             voices_dir: default_voices_dir(),
             gpu: GpuOptions::default(),
+            espeak_in_process: false,
         }
     }
 }
@@ -75,6 +78,7 @@ impl Overrides {
                     .map_or(defaults.watchdog, Duration::from_millis),
                 persist_blocks: var("HARK_PERSIST_BLOCKS").and_then(|v| v.parse::<u32>().ok()),
             },
+            espeak_in_process: var("HARK_ESPEAK_IN_PROCESS").is_some_and(|v| v == "1"),
         }
     }
 }

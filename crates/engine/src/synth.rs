@@ -7,6 +7,7 @@ use super::tempo::{self, Tempo};
 use super::timing::{SentenceTiming, place_words};
 use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
 use hark_model::backend::Backend;
+use hark_text::TextError;
 use hark_text::segment::Segmenter;
 use hark_voice::{Scales, Voice};
 use std::sync::Arc;
@@ -102,7 +103,13 @@ impl Synthesizer {
         scales.length_scale *= split.length_factor;
         let mut stretched = Vec::new();
         for sentence in phonemise::sentences(cfg, &segmenter, input, true, 0) {
-            let sentence = sentence?;
+            let sentence = match sentence {
+                Ok(s) => s,
+                // espeak-ng died on this segment in its child (which logs it): that text is
+                // lost, the rest is spoken (a new child takes the next segment).
+                Err(TextError::EspeakCrashed(_)) => continue,
+                Err(e) => return Err(e.into()),
+            };
             let seed = self.seed.wrapping_add(sentence.index as u64);
             let info = self.backend.begin(&sentence.ids, &scales, seed)?;
             let length_speed = tempo::length_speed_of(&split, &info, self.scales.length_scale);

@@ -86,15 +86,38 @@ impl Drop for Follower {
     }
 }
 
-/// Splits complete lines off `partial` and hands them on.
-fn drain_lines(partial: &mut Vec<u8>, on_line: &mut impl FnMut(&str)) {
-    while let Some(nl) = partial.iter().position(|&b| b == b'\n') {
-        let line: Vec<u8> = partial.drain(..=nl).collect();
-        let line = String::from_utf8_lossy(&line);
+/// The longest line handed on whole. A stream that sends more without a newline (a broken
+/// writer, a binary file) has it handed on in pieces of this size, so what is held back stays
+/// bounded.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// Splits complete lines off `partial` and hands them on (lossily decoded, without their line
+/// ending, blank ones left out); an unfinished line longer than [`MAX_LINE_BYTES`] is handed
+/// on in pieces, cut before a UTF-8 character where possible.
+pub fn drain_lines(partial: &mut Vec<u8>, on_line: &mut impl FnMut(&str)) {
+    let mut emit = |bytes: &[u8]| {
+        let line = String::from_utf8_lossy(bytes);
         if !line.trim().is_empty() {
             on_line(line.trim_end());
         }
+    };
+    let mut start = 0;
+    while let Some(nl) = partial[start..].iter().position(|&b| b == b'\n') {
+        emit(&partial[start..=start + nl]);
+        start += nl + 1;
     }
+    while partial.len() - start > MAX_LINE_BYTES {
+        let mut cut = start + MAX_LINE_BYTES;
+        // Back off over UTF-8 continuation bytes (at most three).
+        for _ in 0..3 {
+            if partial[cut] & 0xC0 == 0x80 {
+                cut -= 1;
+            }
+        }
+        emit(&partial[start..cut]);
+        start = cut;
+    }
+    partial.drain(..start);
 }
 
 fn follow_file(
@@ -241,6 +264,25 @@ mod tests {
         write("gamma\n");
         assert_eq!(recv_lines(&rx, 1), ["gamma"]);
         drop(f);
+    }
+
+    #[test]
+    fn lines_are_split_in_one_pass_and_a_line_without_end_is_bounded() {
+        let mut got = Vec::new();
+        let mut partial = b"a\r\n\n  \nb\nunfinished".to_vec();
+        drain_lines(&mut partial, &mut |l| got.push(l.to_string()));
+        assert_eq!(got, ["a", "b"]);
+        assert_eq!(partial, b"unfinished");
+        // No newline ever: pieces of at most MAX_LINE_BYTES, cut between characters.
+        let mut partial = "é".repeat(MAX_LINE_BYTES).into_bytes();
+        got.clear();
+        drain_lines(&mut partial, &mut |l| got.push(l.to_string()));
+        assert!(partial.len() <= MAX_LINE_BYTES);
+        assert!(
+            got.iter()
+                .all(|l| l.len() <= MAX_LINE_BYTES && !l.contains('\u{fffd}'))
+        );
+        assert_eq!(got.concat().len() + partial.len(), 2 * MAX_LINE_BYTES);
     }
 
     #[test]

@@ -7,7 +7,11 @@
 //! Debian's 1.51 has no `espeak_TextToPhonemesWithTerminator` (a patch in Piper's fork), so
 //! [`Espeak::clauses`] returns, for each clause, the byte range that espeak consumed; the
 //! terminator is recovered from that range by [`super::clause`].
+//!
+//! Debian's 1.51 overflows a stack buffer on some inputs ("stack smashing detected", the
+//! process aborts). Only text that [`make_safe`] has passed is handed to it; see there.
 
+use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::ptr;
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -178,10 +182,14 @@ impl EspeakGuard {
     /// Run `espeak_TextToPhonemes` over `text` until it reports the end, one call per clause.
     ///
     /// `text` must not contain NUL (the caller sanitises it). The reader is reset first, so
-    /// the result does not depend on earlier texts.
+    /// the result does not depend on earlier texts. The text goes through [`make_safe`]
+    /// (which keeps byte offsets); callers that infer clause ends from the text should pass
+    /// it through `make_safe` themselves, so that they read what espeak read.
     pub fn clauses(&mut self, text: &str) -> Result<Vec<RawClause>, TextError> {
+        CALLS_ON_THIS_THREAD.with(|n| n.set(n.get() + 1));
         self.reset_reader();
-        let c_text = CString::new(text).map_err(|_| TextError::InteriorNul)?;
+        let c_text =
+            CString::new(make_safe(text).into_owned()).map_err(|_| TextError::InteriorNul)?;
         let bytes = c_text.as_bytes_with_nul();
         let base = bytes.as_ptr() as usize;
         let limit = bytes.len();
@@ -226,6 +234,134 @@ impl EspeakGuard {
             }
         }
         Ok(out)
+    }
+}
+
+thread_local! {
+    static CALLS_ON_THIS_THREAD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Test hook: how many texts this thread has handed to libespeak-ng in this process (none
+/// while espeak runs in a child, [`super::espeak_child::isolate`]).
+#[doc(hidden)]
+pub fn in_process_calls_for_test() -> usize {
+    CALLS_ON_THIS_THREAD.with(std::cell::Cell::get)
+}
+
+/// Letter bytes a run of dotted single letters ("F.B.I") may hold; see [`make_safe`].
+pub const MAX_DOTTED_LETTER_BYTES: usize = 40;
+
+/// Bytes of a word that may follow a dotted single letter ("W.word"); see [`make_safe`].
+pub const MAX_WORD_AFTER_DOTTED_LETTER_BYTES: usize = 80;
+
+/// Characters espeak-ng 1.51 drops before it splits words (`chars_ignore_default`: soft
+/// hyphen, zero-width non-joiner), and, to be safe, every other invisible format character:
+/// they must not hide a run from [`make_safe`].
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+}
+
+/// `text` with every run of dotted single letters ("a.b.c.d…") cut into runs of at most
+/// [`MAX_DOTTED_LETTER_BYTES`] letter bytes, by turning the dots between two of its letters
+/// into spaces. Byte offsets are kept (a `.` and a space are one byte each); text without such
+/// a run is returned as it is.
+///
+/// Why: espeak-ng 1.51 reads single letters separated by dots as one abbreviation
+/// (`CheckDottedAbbrev` in translate.c) and copies their bytes into `char word_buf[80]` on the
+/// stack without a bound. 85 ASCII letters ("W.W.W…", which is how the normaliser spelled
+/// an 85-letter capital word) overwrite the stack guard and the process aborts with "stack
+/// smashing detected"; fewer letters of two to four bytes do it sooner (60 "é.", 39 "𝐀.").
+/// A letter is counted as 4 bytes unless it is ASCII (espeak lower-cases it first, which can
+/// lengthen it), and 40 leaves room for the run's last letter without a dot and for "'s".
+///
+/// What makes a run is judged on the safe side, because espeak's tokeniser joins more than
+/// "W.W": its run goes on over "W..W", "W .W", "W.,W", "W.!W", "W.…W" and "W.\nW" (each
+/// overflows; the fuzzer found the first two). So here a run is single letters or digits with
+/// a dot somewhere in each gap between them, whatever else the gap holds; it ends at a gap
+/// without a dot or at a longer word ("ab").
+///
+/// A word right after a dotted letter overflows another buffer when it is long: "W." and
+/// 170 letters abort as well (the fuzzer's third; a long word alone, or after "W. ", does
+/// not). So the dots before a word of more than [`MAX_WORD_AFTER_DOTTED_LETTER_BYTES`] that
+/// follows a dotted letter become spaces too.
+pub fn make_safe(text: &str) -> Cow<'_, str> {
+    let mut dotted = DottedRuns::default();
+    for (i, c) in text.char_indices() {
+        if !invisible(c) {
+            dotted.push(i, c);
+        }
+    }
+    dotted.end_group(text.len());
+    if dotted.cuts.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut cuts = dotted.cuts.iter().peekable();
+    for (i, c) in text.char_indices() {
+        while cuts.next_if(|r| r.end <= i).is_some() {}
+        let in_cut = cuts.peek().is_some_and(|r| r.contains(&i));
+        out.push(if in_cut && c == '.' { ' ' } else { c });
+    }
+    Cow::Owned(out)
+}
+
+/// The scan of [`make_safe`]: groups of letters or digits, and the gaps between them.
+#[derive(Default)]
+struct DottedRuns {
+    /// Gaps whose dots become spaces.
+    cuts: Vec<std::ops::Range<usize>>,
+    /// Letter bytes of the current run.
+    run: usize,
+    /// The current group of letters or digits: characters and (counted) bytes.
+    group: (usize, usize),
+    /// The gap before the current group, and whether that group goes on a run.
+    gap_before: std::ops::Range<usize>,
+    continues: bool,
+    /// The gap being read: where it started and whether it has a dot; and whether the group
+    /// before it was a single letter.
+    gap_start: usize,
+    gap_dot: bool,
+    after_single: bool,
+}
+
+impl DottedRuns {
+    fn push(&mut self, i: usize, c: char) {
+        if c.is_alphanumeric() {
+            if self.group.0 == 0 {
+                self.gap_before = self.gap_start..i;
+                self.continues = self.after_single && self.gap_dot;
+            }
+            self.group.0 += 1;
+            self.group.1 += if c.is_ascii() { 1 } else { 4 };
+        } else {
+            self.end_group(i);
+            self.gap_dot |= c == '.';
+        }
+    }
+
+    /// The group ends at byte `i` (if one is open): a single letter goes on the run or starts
+    /// one; a longer group ends it.
+    fn end_group(&mut self, i: usize) {
+        let (chars, bytes) = std::mem::take(&mut self.group);
+        if chars == 0 {
+            return;
+        }
+        if chars > 1 {
+            if self.continues && bytes > MAX_WORD_AFTER_DOTTED_LETTER_BYTES {
+                self.cuts.push(self.gap_before.clone());
+            }
+            self.run = 0;
+        } else if !self.continues {
+            self.run = 0;
+        } else if self.run + bytes > MAX_DOTTED_LETTER_BYTES {
+            self.cuts.push(self.gap_before.clone());
+            self.run = 0;
+        }
+        if chars == 1 {
+            self.run += bytes;
+        }
+        self.after_single = chars == 1;
+        (self.gap_start, self.gap_dot) = (i, false);
     }
 }
 

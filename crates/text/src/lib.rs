@@ -1,14 +1,19 @@
 //! Text front-end: raw text → clauses → espeak-ng IPA → the voice's phoneme ids.
 
+mod assess;
 mod clause;
 pub mod espeak;
+pub mod espeak_child;
 pub mod normalize;
 pub mod phonemes;
 pub mod segment;
 mod words;
 
+pub use assess::{MIN_ASSESSED_CHARS, MIN_WORD_SHARE, Verdict, assess};
 pub use espeak::espeak_version;
-pub use phonemes::{Sentence, Word, phoneme_ids, phonemize, split_sentences, text_to_ids};
+pub use phonemes::{
+    MAX_SENTENCE_PHONEMES, Sentence, Word, phoneme_ids, phonemize, split_sentences, text_to_ids,
+};
 
 /// Errors of the text front-end. Messages never contain the user's text.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -22,6 +27,10 @@ pub enum TextError {
     /// espeak-ng reported a problem while phonemising.
     #[error("espeak-ng: {0}")]
     Espeak(String),
+    /// espeak-ng, in its child process, died or hung on this text (it is restarted for the
+    /// next): the text is lost, nothing else.
+    #[error("{0}")]
+    EspeakCrashed(String),
     /// The text still contained NUL after sanitising (a bug).
     #[error("text contains a NUL character")]
     InteriorNul,

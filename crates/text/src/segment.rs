@@ -1,7 +1,8 @@
 //! The segmenter of both synthesis paths: normalised text cut into sentences, long sentences
 //! cut at clause boundaries, and a short first segment for a fast onset ([`segments`]); or,
 //! with normalisation off, raw sentences as espeak-ng reads them (`raw.rs`). [`Segmenter`]
-//! picks one and reads a text of any length a window at a time ([`Segmenter::iter`]).
+//! picks one and reads a text of any length a window at a time ([`Segmenter::iter`]), so
+//! the memory it holds does not grow with the text (docs/RELIABILITY.md).
 //!
 //! Cutting the *normalised* text is what keeps it from being fooled: abbreviations, decimals,
 //! initials, URLs and mid-sentence ellipses no longer contain a full stop there (the
@@ -96,10 +97,13 @@ const CONJUNCTIONS: &[&str] = &[
     "unless", "until", "when", "where", "yet", "since", "if",
 ];
 
-/// Normalise and segment `text`.
+/// Normalise and segment `text`, as [`Segmenter::segments`] does (a window at a time).
 pub fn segments(text: &str, opts: &SegmentOptions) -> Vec<Segment> {
-    let n = normalize(text, &opts.normalize);
-    segments_of(&n, text.len(), opts)
+    Segmenter {
+        normalize: true,
+        options: opts.clone(),
+    }
+    .segments(text, true)
 }
 
 /// Segment already-normalised text; `input_len` is the length of the original text.
@@ -312,7 +316,9 @@ impl Default for Segmenter {
 }
 
 /// Text the segmenter reads at a time: long enough for any sentence, short enough that the
-/// first segment of a long text is ready at once (normalising 16 KB takes a few ms).
+/// first segment of a long text is ready at once (normalising 16 KB takes a few ms). Below
+/// the normaliser's block ([`crate::normalize::BLOCK_BYTES`]), so a window is normalised in
+/// one piece unless it is one long run.
 const WINDOW_BYTES: usize = 16 * 1024;
 
 impl Segmenter {
@@ -324,6 +330,10 @@ impl Segmenter {
     /// after the segment before it (the normaliser's look-behind: "Dr." after a capitalised
     /// word reads "Drive"). So the segments are those of the whole text as long as no
     /// sentence is longer than a window and the normaliser looks back no further.
+    ///
+    /// A window without whitespace lies in a run longer than a window. Normalised, the window
+    /// is then the whole run, which the normaliser announces once ("N characters skipped")
+    /// without reading it; raw, it is cut at the window's end.
     pub fn iter<'a>(&'a self, text: &'a str, first: bool) -> Segments<'a> {
         self.iter_in_windows(text, first, WINDOW_BYTES)
     }
@@ -342,6 +352,7 @@ impl Segmenter {
             first,
             window: window.max(1),
             ready: VecDeque::new(),
+            held: None,
         }
     }
 
@@ -366,6 +377,10 @@ pub struct Segments<'a> {
     first: bool,
     window: usize,
     ready: VecDeque<Segment>,
+    /// The next segment to hand out, held until the one after it is known: a window with
+    /// nothing to say (silent characters) goes with the segment before it, so the segments
+    /// tile the text.
+    held: Option<Segment>,
 }
 
 impl Segments<'_> {
@@ -379,7 +394,7 @@ impl Segments<'_> {
     /// segment before it is read again too, as context for the normaliser (and dropped).
     fn fill(&mut self) {
         let (pos, len) = (self.pos, self.text.len());
-        let end = window_end(self.text, pos, self.window);
+        let end = window_end(self.text, pos, self.window, self.segmenter.normalize);
         let mut segs = self.read(self.context, end);
         if self.context < pos && !segs.iter().any(|s| s.range.start == pos) {
             // With the context the segments fall differently: read on without it.
@@ -419,11 +434,22 @@ impl Iterator for Segments<'_> {
 
     fn next(&mut self) -> Option<Segment> {
         loop {
-            if let Some(s) = self.ready.pop_front() {
-                return Some(s);
+            if let Some(mut next) = self.ready.pop_front() {
+                let Some(mut done) = self.held.take() else {
+                    // The first segment starts the text, silent windows before it included.
+                    next.range.start = 0;
+                    self.held = Some(next);
+                    continue;
+                };
+                // What lies between them (silent windows too) goes with `done`.
+                done.range.end = next.range.start;
+                self.held = Some(next);
+                return Some(done);
             }
             if self.pos >= self.text.len() {
-                return None;
+                let mut last = self.held.take()?;
+                last.range.end = self.text.len();
+                return Some(last);
             }
             self.fill();
         }
@@ -431,8 +457,9 @@ impl Iterator for Segments<'_> {
 }
 
 /// End of the window of at most `max` bytes from `start`: after its last whitespace when it
-/// has some, always on a char boundary, and never empty.
-fn window_end(text: &str, start: usize, max: usize) -> usize {
+/// has some, always on a char boundary, and never empty. Without whitespace, the end of the
+/// run when `whole_runs`, else the window's end.
+fn window_end(text: &str, start: usize, max: usize, whole_runs: bool) -> usize {
     if text.len() - start <= max {
         return text.len();
     }
@@ -449,6 +476,10 @@ fn window_end(text: &str, start: usize, max: usize) -> usize {
             let ws = text[start + i..].chars().next().map_or(1, char::len_utf8);
             start + i + ws
         }
+        // No whitespace after the window's first character: the run goes on past `end`.
+        _ if whole_runs => text[end..]
+            .find(char::is_whitespace)
+            .map_or(text.len(), |i| end + i),
         _ => end,
     }
 }
@@ -471,12 +502,62 @@ mod tests {
     #[test]
     fn windows_cut_after_whitespace_and_on_char_boundaries() {
         let t = "aaaa bbbb cccc";
-        assert_eq!(window_end(t, 0, 7), 5);
-        assert_eq!(window_end(t, 5, 100), t.len());
+        assert_eq!(window_end(t, 0, 7, false), 5);
+        assert_eq!(window_end(t, 5, 100, false), t.len());
         let u = "éééééééé";
-        let e = window_end(u, 0, 5);
+        let e = window_end(u, 0, 5, false);
         assert!(u.is_char_boundary(e) && e <= 5 && e > 0);
-        assert_eq!(window_end(u, 0, 1), 2);
+        assert_eq!(window_end(u, 0, 1, false), 2);
+        // A run longer than the window: whole, to its end, when normalising.
+        let r = "x a bbbbbbbbbbbbbbbbbbbb c";
+        assert_eq!(window_end(r, 0, 10, true), 4);
+        assert_eq!(window_end(r, 4, 10, true), r.len() - 2);
+        assert_eq!(window_end(r, 4, 10, false), 14);
+        assert_eq!(window_end(&u[2..], 0, 5, true), u.len() - 2);
+        assert_eq!(window_end(" xxxxxxxxxxxxxxx y", 0, 5, true), 16);
+    }
+
+    fn assert_tiles(text: &str, segs: &[Segment]) {
+        let mut at = 0;
+        for s in segs {
+            assert_eq!(s.range.start, at);
+            assert!(s.range.end > s.range.start && text.is_char_boundary(s.range.end));
+            at = s.range.end;
+        }
+        assert_eq!(at, text.len());
+    }
+
+    #[test]
+    fn silent_windows_and_long_runs_keep_the_tiling() {
+        let opts = SegmentOptions::default();
+        let block = crate::normalize::BLOCK_BYTES;
+        let text = format!(
+            "Hello there.\n{}\n{} and after.",
+            ". ".repeat(block),
+            "x".repeat(3 * block)
+        );
+        let segs = segments(&text, &opts);
+        assert_tiles(&text, &segs);
+        let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
+        // A run longer than the window is announced once, not once per window.
+        assert_eq!(
+            texts,
+            [
+                "Hello there.",
+                "one hundred ninety-six thousand six hundred eight characters skipped.",
+                "and after."
+            ]
+        );
+        assert!(segments("", &opts).is_empty());
+        assert!(segments(&" ".repeat(2 * block), &opts).is_empty());
+        // Raw text reads a long run in pieces, never one window larger than the limit.
+        let raw = Segmenter {
+            normalize: false,
+            options: opts,
+        };
+        let segs = raw.segments(&text, true);
+        assert_tiles(&text, &segs);
+        assert!(segs.iter().all(|s| s.text.len() <= WINDOW_BYTES));
     }
 
     #[test]

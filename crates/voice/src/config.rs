@@ -171,4 +171,92 @@ impl ModelDims {
     pub fn samples_per_frame(&self) -> usize {
         self.upsample_rates.iter().product()
     }
+
+    /// Refuses dimensions no real voice comes near (Piper's use at most 512 channels, 6
+    /// layers, 4 upsampling stages), so that no arithmetic on them overflows and nothing
+    /// sized from them is absurd. A hand-edited or corrupt `voice.json` fails here, clearly.
+    pub fn check_bounds(&self) -> Result<(), String> {
+        let within = |name: &str, v: usize, lo: usize, hi: usize| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{name} is {v}, outside {lo}..={hi}"))
+            }
+        };
+        let list = |name: &str, v: &[usize], len: (usize, usize), hi: usize| {
+            within(&format!("{name} length"), v.len(), len.0, len.1)?;
+            v.iter().try_for_each(|&x| within(name, x, 1, hi))
+        };
+        within("n_vocab", self.n_vocab, 1, 1 << 16)?;
+        within("hidden_channels", self.hidden_channels, 1, 4096)?;
+        within("filter_channels", self.filter_channels, 1, 16384)?;
+        within("n_heads", self.n_heads, 1, 64)?;
+        if !self.hidden_channels.is_multiple_of(self.n_heads) {
+            return Err("hidden_channels is not a multiple of n_heads".into());
+        }
+        within("n_layers", self.n_layers, 1, 64)?;
+        within("ffn_kernel_size", self.ffn_kernel_size, 1, 64)?;
+        within("window_size", self.window_size, 0, 64)?;
+        within("inter_channels", self.inter_channels, 1, 4096)?;
+        within("dp_filter_channels", self.dp_filter_channels, 1, 4096)?;
+        within("dp_kernel_size", self.dp_kernel_size, 1, 63)?;
+        within("dp_ddsconv_layers", self.dp_ddsconv_layers, 1, 16)?;
+        list("dp_flow_indices", &self.dp_flow_indices, (1, 64), 64)?;
+        within("dp_num_bins", self.dp_num_bins, 1, 256)?;
+        if !(self.dp_tail_bound.is_finite() && self.dp_tail_bound > 0.0) {
+            return Err(format!("dp_tail_bound is {}", self.dp_tail_bound));
+        }
+        within("flow_n_couplings", self.flow_n_couplings, 1, 64)?;
+        within("flow_wn_layers", self.flow_wn_layers, 1, 64)?;
+        within("flow_kernel_size", self.flow_kernel_size, 1, 63)?;
+        within("flow_dilation_rate", self.flow_dilation_rate, 1, 64)?;
+        let dilation = |base: usize, layers: usize| {
+            u32::try_from(layers)
+                .ok()
+                .and_then(|n| base.checked_pow(n))
+                .is_some_and(|d| d <= 1 << 20)
+        };
+        if !dilation(self.dp_kernel_size, self.dp_ddsconv_layers)
+            || !dilation(self.flow_dilation_rate, self.flow_wn_layers)
+        {
+            return Err("the dilations grow beyond 2^20".into());
+        }
+        let stages = self.upsample_rates.len();
+        within(
+            "upsample_initial_channel",
+            self.upsample_initial_channel,
+            1 << stages,
+            4096,
+        )?;
+        list("upsample_rates", &self.upsample_rates, (1, 8), 64)?;
+        list(
+            "upsample_kernel_sizes",
+            &self.upsample_kernel_sizes,
+            (stages, stages),
+            128,
+        )?;
+        within(
+            "samples per frame",
+            self.upsample_rates.iter().product(),
+            1,
+            4096,
+        )?;
+        list(
+            "resblock_kernel_sizes",
+            &self.resblock_kernel_sizes,
+            (1, 8),
+            63,
+        )?;
+        within(
+            "resblock_dilation_sizes length",
+            self.resblock_dilation_sizes.len(),
+            self.resblock_kernel_sizes.len(),
+            self.resblock_kernel_sizes.len(),
+        )?;
+        for d in &self.resblock_dilation_sizes {
+            list("resblock dilation", d, (1, 8), 64)?;
+        }
+        within("dec_pre_kernel_size", self.dec_pre_kernel_size, 1, 63)?;
+        within("dec_post_kernel_size", self.dec_post_kernel_size, 1, 63)
+    }
 }

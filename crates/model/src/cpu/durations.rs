@@ -2,19 +2,42 @@
 
 use hark_voice::tensor::Tensor;
 
+/// The most frames one token lasts: 2.3 s at 22.05 kHz with a 256-sample hop, several times
+/// the longest phoneme or pause of ordinary speech even at half speed. The durations are
+/// `exp` of a prediction, so a wild log-duration would otherwise ask for billions of frames.
+pub const MAX_TOKEN_FRAMES: usize = 200;
+
+/// The most frames one sentence lasts (95 s at 22.05 kHz, hop 256). With at most
+/// `2 · MAX_SENTENCE_PHONEMES + 3` ids (hark-text) ordinary speech stays far below it; a
+/// sentence that would last longer (a very slow `length_scale`, wild durations) is spoken
+/// faster: every duration is scaled down by the same factor, so no phoneme is lost.
+pub const MAX_SENTENCE_FRAMES: usize = 8192;
+
 /// Frames per token: `ceil(exp(logw) · length_scale)` in f32, as the ONNX graph computes it.
-/// Non-finite or non-positive results give 0 frames.
+/// Non-finite or non-positive results give 0 frames. Bounded by [`MAX_TOKEN_FRAMES`] per
+/// token and [`MAX_SENTENCE_FRAMES`] in all.
 pub fn durations(logw: &[f32], length_scale: f32) -> Vec<usize> {
-    logw.iter()
+    let mut d: Vec<usize> = logw
+        .iter()
         .map(|&l| {
             let w = (l.exp() * length_scale).ceil();
             if w.is_finite() && w > 0.0 {
-                w as usize
+                w.min(MAX_TOKEN_FRAMES as f32) as usize
             } else {
                 0
             }
         })
-        .collect()
+        .collect();
+    let total: usize = d.iter().sum();
+    if total > MAX_SENTENCE_FRAMES {
+        tracing::warn!(
+            frames = total,
+            "a sentence would last more than {MAX_SENTENCE_FRAMES} frames; spoken faster"
+        );
+        d.iter_mut()
+            .for_each(|x| *x = *x * MAX_SENTENCE_FRAMES / total);
+    }
+    d
 }
 
 /// Repeats column `t` of `x [C, T]` `durations[t]` times → `[C, Σ durations]` (a gather; the
@@ -51,6 +74,18 @@ mod tests {
         assert_eq!(durations(&logw, 1.0), vec![1, 3, 1, 3, 0]);
         assert_eq!(durations(&logw, 2.0), vec![2, 6, 1, 5, 0]);
         assert_eq!(durations(&[f32::NAN, f32::INFINITY], 1.0), vec![0, 0]);
+    }
+
+    #[test]
+    fn durations_are_bounded_per_token_and_per_sentence() {
+        // exp(40) frames would be 2.4e17: capped.
+        assert_eq!(durations(&[40.0, 1.0], 1.0), vec![MAX_TOKEN_FRAMES, 3]);
+        assert_eq!(durations(&[1.0], 1e9), vec![MAX_TOKEN_FRAMES]);
+        // A sentence too long in all is scaled down evenly.
+        let logw = vec![(100f32).ln(); 1000]; // 100 frames each: 100,000 in all
+        let d = durations(&logw, 1.0);
+        assert!(d.iter().sum::<usize>() <= MAX_SENTENCE_FRAMES);
+        assert!(d.iter().all(|&x| x == d[0] && x > 0));
     }
 
     #[test]

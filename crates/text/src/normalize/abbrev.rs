@@ -92,6 +92,16 @@ const DOTTED: &[(&str, &str)] = &[
     ("viz", "namely"),
 ];
 
+/// Whether `w` followed by a full stop may be an abbreviation ("Dr", "etc", "e.g", "J"), so
+/// that the stop need not end a sentence.
+pub fn may_be_abbreviation(w: &str) -> bool {
+    let dotless: String = w.chars().filter(|&c| c != '.').collect();
+    dotless.chars().count() <= 1
+        || matches!(dotless.as_str(), "St" | "ST" | "Dr" | "DR")
+        || TABLE.iter().any(|(k, _, _)| *k == dotless)
+        || DOTTED.iter().any(|(k, _)| *k == dotless.to_lowercase())
+}
+
 fn next_is_capitalised(cx: &Ctx, j: usize) -> bool {
     matches!(cx.next_start(j), Next::Upper | Next::Starter)
 }

@@ -10,6 +10,10 @@
 //! ([`Normalized::spans`]), so a player can highlight progress in the original text. Every
 //! look-ahead is bounded, so the time is linear in the input.
 //!
+//! Memory is bounded too: the input is normalised in blocks of at most [`BLOCK_BYTES`] (cut at
+//! paragraph, line, sentence or word boundaries), and a run without whitespace longer than
+//! [`MAX_RUN_CHARS`] is announced ("two hundred characters skipped") instead of read.
+//!
 //! The output holds only letters, combining marks, spaces and `. , ? ! ; : ' -`.
 
 mod abbrev;
@@ -26,6 +30,7 @@ mod money;
 mod numbers;
 mod out;
 mod roman;
+mod runs;
 mod symbols;
 mod time_date;
 mod units;
@@ -41,6 +46,17 @@ use lexer::Kind;
 
 pub use dictionary::DictEntry;
 pub use out::{Span, is_speakable};
+pub(crate) use runs::{Block, next_block};
+
+/// A run of characters without whitespace longer than this is not read but announced, "N
+/// characters skipped": no word is that long, and such a run is a blob (base64, a data URI,
+/// minified code, a digit dump) that nobody wants read out character by character. Web and
+/// e-mail addresses and codes are still read briefly (the host, "a long code").
+pub const MAX_RUN_CHARS: usize = 100;
+
+/// The normaliser works on blocks of at most this many bytes of input, so its tokens and
+/// output for one block stay bounded whatever the size of the text.
+pub const BLOCK_BYTES: usize = 64 * 1024;
 
 /// How much punctuation is spoken, as in NVDA and Orca. Prosody marks are kept at every level.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -203,6 +219,22 @@ impl Normalized {
         self.spans[first].src.start..self.spans[last - 1].src.end
     }
 
+    /// Appends `n`, the normalised text of the input starting at byte `src_at`.
+    fn append(&mut self, n: Normalized, src_at: usize) {
+        if n.text.is_empty() {
+            return;
+        }
+        if !self.text.is_empty() {
+            self.text.push(' ');
+        }
+        let base = self.text.len();
+        self.text.push_str(&n.text);
+        self.spans.extend(n.spans.into_iter().map(|s| Span {
+            out: s.out.start + base..s.out.end + base,
+            src: s.src.start + src_at..s.src.end + src_at,
+        }));
+    }
+
     /// True when output byte `pos` does not fall strictly inside an emitted piece.
     pub fn is_piece_boundary(&self, pos: usize) -> bool {
         let k = self.spans.partition_point(|s| s.out.end <= pos);
@@ -210,8 +242,37 @@ impl Normalized {
     }
 }
 
-/// Normalise `text` for reading aloud. Never panics; deterministic.
+/// Normalise `text` for reading aloud. Never panics; deterministic. Text longer than
+/// [`BLOCK_BYTES`] is normalised block by block ([`next_block`]) and the results joined.
 pub fn normalize(text: &str, opts: &NormalizeOptions) -> Normalized {
+    let mut all = Normalized::default();
+    let mut at = 0;
+    while at < text.len() {
+        let block = next_block(text, at, BLOCK_BYTES);
+        all.append(normalize_block(text, &block, opts), block.range.start);
+        at = block.range.end;
+    }
+    all
+}
+
+/// The normalised text of one block; its spans are relative to the block's start.
+pub(crate) fn normalize_block(text: &str, block: &Block, opts: &NormalizeOptions) -> Normalized {
+    let len = block.range.len();
+    match block.run {
+        Some(chars) => {
+            let mut out = out::Out::default();
+            out.word(&runs::notice(chars), 0..len);
+            out.stop(len..len);
+            Normalized {
+                text: out.text,
+                spans: out.spans,
+            }
+        }
+        None => normalize_one(&text[block.range.clone()], opts),
+    }
+}
+
+fn normalize_one(text: &str, opts: &NormalizeOptions) -> Normalized {
     let dict = dictionary::matches(text, &opts.dictionary);
     let plain = NormalizeOptions {
         dictionary: Vec::new(),
@@ -302,6 +363,9 @@ fn step(cx: &mut Ctx, i: usize) -> usize {
         {
             return j;
         }
+    }
+    if let Some(j) = runs::try_long_run(cx, i) {
+        return j;
     }
     if let Some(j) = markdown::inline(cx, i) {
         return j;
