@@ -10,6 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 APT_PACKAGES=(
   build-essential pkg-config ca-certificates unzip
   libespeak-ng-dev espeak-ng-data      # phonemes (FFI to libespeak-ng)
+  libsonic-dev                         # speed and pitch (FFI to libsonic, as espeak-ng and NVDA use)
   libasound2-dev                       # cpal (ALSA)
   python3 python3-venv python3-pip     # oracle and reference scripts
   pipewire pipewire-pulse pipewire-alsa wireplumber pulseaudio-utils dbus sox  # audio tests

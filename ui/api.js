@@ -17,6 +17,7 @@
  * @typedef {{
  *   voice: string | null,
  *   rate: number,
+ *   pitch: number,
  *   step_mode: StepMode,
  *   step_frames: number,
  *   volume: number,
@@ -53,6 +54,9 @@
 
 /** @typedef {"clipboard"|"selection"|"typed"|"caption"|"history"} Source */
 
+/** The word being heard: `current.slice(start, end)` of the Speaking with the same id. */
+/** @typedef {{ id: number, start: number, end: number }} SpokenWord */
+
 /**
  * @typedef {{ id: number, source: Source, before: string, current: string, after: string,
  *   done: boolean }} Speaking
@@ -79,7 +83,7 @@
  *   history: HistoryItem[],
  *   notices: Notice[],
  *   default_voice_available: boolean,
- *   limits: { rate_min: number, rate_max: number, steps_max: number },
+ *   limits: { rate_min: number, rate_max: number, pitch_max: number, steps_max: number },
  *   version: string,
  * }} AppState
  */
@@ -145,6 +149,8 @@ export const on = {
   status: (f) => listen("hark:status", f),
   /** @param {(s: Speaking) => void} f */
   speaking: (f) => listen("hark:speaking", f),
+  /** @param {(w: SpokenWord) => void} f */
+  word: (f) => listen("hark:word", f),
   /** @param {(n: Notice) => void} f */
   notice: (f) => listen("hark:notice", f),
   /** @param {(h: HistoryItem[]) => void} f */

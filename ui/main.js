@@ -105,6 +105,10 @@ function renderStatus(/** @type {Status} */ s) {
   if (state) renderNoise(state.settings, s.voice_scales);
 }
 
+/** The clause on show (its utterance and text) and the last word heard in it. */
+let shown = { id: -1, current: "" };
+let lastWord = "";
+
 function renderSpeaking(/** @type {import("./api.js").Speaking} */ sp) {
   const now = $("now");
   if (sp.done) {
@@ -113,12 +117,37 @@ function renderSpeaking(/** @type {import("./api.js").Speaking} */ sp) {
   }
   now.dataset.done = "false";
   now.dataset.source = sp.source;
+  if (sp.id !== shown.id) lastWord = "";
+  shown = { id: sp.id, current: sp.current };
   const mark = document.createElement("mark");
+  mark.className = "clause";
   mark.textContent = sp.current;
   const label = document.createElement("span");
   label.className = "source";
   label.textContent = `${SOURCE_TEXT[sp.source]}: `;
   now.replaceChildren(label, sp.before, mark, sp.after);
+  keepInView(mark);
+}
+
+/** Marks the word being heard inside the clause's mark. Focus and selection stay where they are. */
+function renderWord(/** @type {import("./api.js").SpokenWord} */ w) {
+  const clause = $("now").querySelector("mark.clause");
+  if (!clause || w.id !== shown.id || w.end > shown.current.length) return;
+  const word = document.createElement("mark");
+  word.className = "word";
+  word.setAttribute("aria-current", "true");
+  word.textContent = shown.current.slice(w.start, w.end);
+  lastWord = word.textContent;
+  clause.replaceChildren(shown.current.slice(0, w.start), word, shown.current.slice(w.end));
+  keepInView(word);
+}
+
+/** Scrolls the reading panel (never the page) so that `el` is in sight. */
+function keepInView(/** @type {HTMLElement} */ el) {
+  const box = $("now");
+  const b = box.getBoundingClientRect();
+  const r = el.getBoundingClientRect();
+  if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += r.top - b.top - box.clientHeight / 3;
 }
 
 function renderHistory(/** @type {import("./api.js").HistoryItem[]} */ items) {
@@ -181,6 +210,9 @@ function renderSettings(/** @type {Settings} */ s) {
   setIfIdle($("rate"), s.rate);
   $("rate-out").textContent = `${s.rate.toFixed(2)}×`;
   $("rate").setAttribute("aria-valuetext", `${s.rate.toFixed(2)} times normal speed`);
+  setIfIdle($("pitch"), s.pitch);
+  $("pitch-out").textContent = pitchText(s.pitch);
+  $("pitch").setAttribute("aria-valuetext", pitchText(s.pitch));
   setIfIdle($("volume"), Math.round(s.volume * 100));
   $("volume-out").textContent = `${Math.round(s.volume * 100)}%`;
   const fixed = typeof s.step_mode === "object";
@@ -263,8 +295,17 @@ function renderSources(/** @type {import("./api.js").SourcesStatus} */ src) {
   $("follow-stop").disabled = !src.follow;
 }
 
+function pitchText(/** @type {number} */ st) {
+  const n = Math.abs(st) === 1 ? "semitone" : "semitones";
+  return st === 0 ? "0 semitones" : `${st > 0 ? "+" : "−"}${Math.abs(st)} ${n}`;
+}
+
 function renderAll(/** @type {AppState} */ s) {
   state = s;
+  $("rate").min = String(s.limits.rate_min);
+  $("rate").max = String(s.limits.rate_max);
+  $("pitch").min = String(-s.limits.pitch_max);
+  $("pitch").max = String(s.limits.pitch_max);
   renderStatus(s.status);
   renderSettings(s.settings);
   renderHistory(s.history);
@@ -291,6 +332,7 @@ function readForm() {
   const s = structuredClone(state.settings);
   s.voice = $("voice").value || null;
   s.rate = Number($("rate").value);
+  s.pitch = Number($("pitch").value);
   s.volume = Number($("volume").value) / 100;
   s.step_frames = Math.max(1, Math.round(Number($("step-frames").value) || 32));
   s.step_mode = $("steps-fixed").checked ? { fixed: s.step_frames } : "auto";
@@ -326,7 +368,8 @@ function wire() {
   $("speak-selection").addEventListener("click", () => run(api.speakSelection()));
   $("stop").addEventListener("click", async () => {
     await run(api.stop());
-    announce("Stopped.");
+    // Once, politely: where it stopped.
+    announce(lastWord ? `Stopped at “${lastWord}”.` : "Stopped.");
   });
   $("pause").addEventListener("click", () => run(api.togglePause()));
   $("speak-typed").addEventListener("click", () => run(api.speakText($("typed").value)));
@@ -377,19 +420,21 @@ function wire() {
   });
   const form = $("settings-form");
   form.addEventListener("submit", (/** @type {Event} */ e) => e.preventDefault());
-  for (const id of ["voice", "rate", "volume", "steps-auto", "steps-fixed", "step-frames", "backend", "gpu-engine",
+  for (const id of ["voice", "rate", "pitch", "volume", "steps-auto", "steps-fixed", "step-frames", "backend", "gpu-engine",
     "auto-read", "start-at-login", "save-history", "theme", "text-scale", "noise-scale", "noise-w"]) {
     $(id).addEventListener("change", saveFromForm);
   }
   // Live value read-outs while a slider moves; the setting is saved on release.
   $("rate").addEventListener("input", () => ($("rate-out").textContent = `${Number($("rate").value).toFixed(2)}×`));
   $("volume").addEventListener("input", () => ($("volume-out").textContent = `${$("volume").value}%`));
+  $("pitch").addEventListener("input", () => ($("pitch-out").textContent = pitchText(Number($("pitch").value))));
 }
 
 async function main() {
   wire();
   on.status(renderStatus);
   on.speaking(renderSpeaking);
+  on.word(renderWord);
   on.history(renderHistory);
   on.notice(notify);
   on.state(renderAll);

@@ -42,6 +42,29 @@ for step in ${STEPS:-parity speak}; do
     echo -n "f32 gpu vs cpu, same weights (dev machine): "; python3 wavf.py gpu32.wav ref/cpu_r16voice.wav
     echo -n "f16 gpu vs cpu, same weights (here): "; python3 wavf.py gpu16.wav cpu.wav
     cp gpu16.wav "$OUT/" ;;
+  rates)
+    # Speed on the GPU: each sentence 1/rate as long as at 1× (the graph path brings the
+    # model's logw back; the persistent kernel does not, so it uses the curve's average), and
+    # the same word timing as the CPU's.
+    echo "== rates"
+    for eng in graph persistent; do
+      for r in 1 2 3 6; do
+        timeout 40 bin/hark speak --backend cuda --engine $eng --rate $r --noise-scale 0 --noise-w 0 \
+          --out r-$eng-$r.wav --timings r-$eng-$r.json "$S" || echo "rate $r on $eng FAILED"
+      done
+    done
+    timeout 40 bin/hark speak --backend cpu --rate 3 --noise-scale 0 --noise-w 0 --out r-cpu-3.wav --timings r-cpu-3.json "$S"
+    python3 - <<'PY'
+import json, wave
+n = lambda f: wave.open(f).getnframes()
+for eng in ("graph", "persistent"):
+    one = n(f"r-{eng}-1.wav")
+    print(eng, " ".join(f"{r}x: {one / n(f'r-{eng}-{r}.wav'):.3f}" for r in (2, 3, 6)), "(want 2, 3, 6 within 5 %)")
+cpu = json.load(open("r-cpu-3.json")); gpu = json.load(open("r-graph-3.json"))
+d = [abs(a["start_sample"] - b["start_sample"]) / 22.05 for a, b in zip(cpu, gpu)]
+print(f"3x word starts, graph vs cpu: {len(cpu)} / {len(gpu)} words, max {max(d):.1f} ms, mean {sum(d) / len(d):.1f} ms")
+PY
+    cp r-*.json "$OUT/" ;;
   bench)
     echo "== bench"
     if [ -n "$ONNX" ]; then ORT="--onnx $ONNX --python python3"; else ORT=--no-ort; fi

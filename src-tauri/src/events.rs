@@ -1,7 +1,7 @@
 //! Events pushed to the UI: one function per event, each sending a value from `state`. Names
 //! and payloads mirror `ui/api.js`. Knows no manager, so every manager can report through it.
 
-use crate::state::{AppState, ImportProgress, Item, Level, Notice, Speaking, Status};
+use crate::state::{AppState, ImportProgress, Item, Level, Notice, Speaking, SpokenWord, Status};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -9,6 +9,7 @@ use tauri::{AppHandle, Emitter, Manager};
 
 pub const STATUS: &str = "hark:status";
 pub const SPEAKING: &str = "hark:speaking";
+pub const WORD: &str = "hark:word";
 pub const NOTICE: &str = "hark:notice";
 pub const HISTORY: &str = "hark:history";
 pub const STATE: &str = "hark:state";
@@ -42,6 +43,11 @@ pub fn status(app: &AppHandle, s: &Status) {
 
 pub fn speaking(app: &AppHandle, s: &Speaking) {
     emit(app, SPEAKING, s);
+}
+
+/// The word now heard (sent as its first sample reaches the audio callback).
+pub fn word(app: &AppHandle, w: &SpokenWord) {
+    emit(app, WORD, w);
 }
 
 pub fn notice(app: &AppHandle, level: Level, text: &str) {

@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 
 pub const FILE_NAME: &str = "settings.json";
 
-/// Speaking rate limits, as a multiple of the voice's normal speed.
-pub const RATE_MIN: f32 = 0.5;
-pub const RATE_MAX: f32 = 2.5;
+/// Speaking speed limits, as a multiple of the voice's normal speed (the engine's).
+pub const RATE_MIN: f32 = hark_engine::tempo::SPEED_MIN;
+pub const RATE_MAX: f32 = hark_engine::tempo::SPEED_MAX;
+/// Pitch shift limit, in semitones either way.
+pub const PITCH_MAX: f32 = hark_engine::tempo::PITCH_MAX;
 /// Largest fixed step the UI offers (frames of ~11.6 ms).
 pub const STEPS_MAX: u32 = 512;
 
@@ -97,8 +99,13 @@ impl Default for Shortcuts {
 pub struct Settings {
     /// Installed voice name; `None` = the default voice (or the only one).
     pub voice: Option<String>,
-    /// Speaking rate: 1 / length_scale.
+    /// Speaking speed, a multiple of normal speed (the audio is 1/rate as long; the engine's
+    /// `Settings::speed`). Files from before held 1/length_scale here, which the UI showed
+    /// as the speed but was slower (its "2.5×" played at 1.66×): the same number now gives
+    /// the speed its label said.
     pub rate: f32,
+    /// Pitch shift in semitones (files from before: none).
+    pub pitch: f32,
     /// The engine's step mode: `"auto"` or `{"fixed": frames}`.
     pub step_mode: StepMode,
     /// The frames per step that Fixed offers, kept while Auto is chosen (equal to the fixed
@@ -129,6 +136,7 @@ impl Default for Settings {
         Self {
             voice: None,
             rate: 1.0,
+            pitch: 0.0,
             step_mode: StepMode::Auto,
             step_frames: 32,
             volume: 1.0,
@@ -151,6 +159,7 @@ impl Settings {
     pub fn sanitized(mut self) -> Self {
         let finite_or = |v: f32, d: f32| if v.is_finite() { v } else { d };
         self.rate = finite_or(self.rate, 1.0).clamp(RATE_MIN, RATE_MAX);
+        self.pitch = finite_or(self.pitch, 0.0).clamp(-PITCH_MAX, PITCH_MAX);
         self.volume = finite_or(self.volume, 1.0).clamp(0.0, 2.0);
         if let StepMode::Fixed(n) = self.step_mode {
             let n = n.clamp(1, STEPS_MAX as usize);
@@ -169,11 +178,6 @@ impl Settings {
         self.text_scale = self.text_scale.clamp(80, 250);
         self.voice = self.voice.filter(|v| !v.trim().is_empty());
         self
-    }
-
-    /// Piper's length scale for the chosen rate.
-    pub fn length_scale(&self) -> f32 {
-        1.0 / self.rate.clamp(RATE_MIN, RATE_MAX)
     }
 }
 
@@ -287,7 +291,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("sub").join(FILE_NAME);
         let s = Settings {
-            rate: 1.5,
+            rate: 3.5,
+            pitch: -2.5,
             voice: Some("x".into()),
             step_mode: StepMode::Fixed(48),
             step_frames: 48,
@@ -341,7 +346,9 @@ mod tests {
         assert_eq!(note, None);
         let want = Settings {
             voice: Some("en_US-joe-medium".into()),
+            // The number it had; now the speed it says.
             rate: 1.25,
+            pitch: 0.0,
             step_mode: StepMode::Fixed(64),
             step_frames: 64,
             volume: 0.75,
@@ -425,13 +432,13 @@ mod tests {
         let p = d.path().join(FILE_NAME);
         std::fs::write(
             &p,
-            r#"{"rate": 9, "volume": -1, "step_frames": 0, "future_key": 1}"#,
+            r#"{"rate": 9, "pitch": -40, "volume": -1, "step_frames": 0, "future_key": 1}"#,
         )
         .unwrap();
         let (s, note) = load(&p);
         assert_eq!(note, None);
         assert_eq!((s.rate, s.volume, s.step_frames), (RATE_MAX, 0.0, 1));
-        assert!((s.length_scale() - 0.4).abs() < 1e-6);
+        assert_eq!(s.pitch, -PITCH_MAX);
         std::fs::write(&p, r#"{"step_mode": {"fixed": 9999}, "step_frames": 8}"#).unwrap();
         let s = load(&p).0;
         assert_eq!((s.step_mode, s.step_frames), (StepMode::Fixed(512), 512));

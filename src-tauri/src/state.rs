@@ -34,6 +34,7 @@ pub struct VoiceEntry {
 pub struct Limits {
     pub rate_min: f32,
     pub rate_max: f32,
+    pub pitch_max: f32,
     pub steps_max: u32,
 }
 
@@ -95,6 +96,15 @@ pub struct Speaking {
     pub current: String,
     pub after: String,
     pub done: bool,
+}
+
+/// The word being spoken, inside the clause of the latest [`Speaking`] of the same `id`:
+/// `current[start..end]` in JavaScript string offsets (UTF-16 units). Never holds the text.
+#[derive(Clone, Debug, Serialize)]
+pub struct SpokenWord {
+    pub id: u64,
+    pub start: usize,
+    pub end: usize,
 }
 
 /// Where a text to read came from.

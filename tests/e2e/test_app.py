@@ -539,6 +539,42 @@ def stop_silences_at_once(d):
 
 
 @test
+def the_word_heard_is_marked_inside_the_clause(d):
+    text = ("The old lighthouse stood at the edge of the cliff, facing the grey and restless sea. "
+            "Every evening the keeper climbed the narrow stairs to light the lamp.")
+    s = d.session()
+    try:
+        s.wait("ready", lambda: state(s) == "ready", 60)
+        s.type("#typed", text)
+        # Every word mark the page shows, in order, and where the focus was each time.
+        s.js("window.__words = []; new MutationObserver(() => {"
+             " const w = document.querySelector('#now mark.clause mark.word');"
+             " if (w && window.__words.at(-1)?.text !== w.textContent) window.__words.push({"
+             "  text: w.textContent, current: w.getAttribute('aria-current'),"
+             "  inClause: w.parentElement.classList.contains('clause'),"
+             "  focus: document.activeElement?.id });"
+             "}).observe(document.getElementById('now'), {childList: true, subtree: true})")
+        s.click("#speak-typed")
+        s.wait("words marked", lambda: s.js("return window.__words.length") >= 5, 20)
+        s.wait("back to ready", lambda: state(s) == "ready", 40)
+        seen = s.js("return window.__words")
+        words = [w.strip(".,") for w in text.split()]
+        # In the order spoken, each a word of the text, most of them seen (a UI poll may
+        # merge two quick ones), never moving the focus off the button pressed.
+        at = 0
+        for w in seen:
+            assert w["text"] in words[at:], f"{w['text']!r} out of order in {seen}"
+            at = words.index(w["text"], at) + 1
+            assert w["current"] == "true" and w["inClause"], w
+            assert w["focus"] == "speak-typed", f"focus moved to {w['focus']}"
+        assert len(seen) >= len(words) // 2, f"{len(seen)} of {len(words)} words marked: {seen}"
+        # The reading panel is not a live region: the words are not announced one by one.
+        assert s.js("return document.getElementById('now').getAttribute('aria-live')") is None
+    finally:
+        s.close()
+
+
+@test
 def ten_megabyte_clipboard_streams_and_stop_works(d):
     big = ("A long clipboard keeps on going, sentence after sentence. " * 180000)[: 10 * 1024 * 1024]
     s = d.session()

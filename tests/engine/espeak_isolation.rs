@@ -40,4 +40,51 @@ fn a_crash_in_espeak_loses_one_text_and_the_next_works() {
     for text in ["W.".repeat(85), "W".repeat(120)] {
         hark_text::phonemize(&text, "en-us").expect("phonemise a former crasher");
     }
+
+    // Word timing phonemises single words too (espeak joins "in the", "of the"): those go
+    // to the child as well, so this thread never runs espeak-ng in process.
+    let text = "He sat in the garden of the old house, and thought. Quillbeck came.";
+    let mut map: std::collections::BTreeMap<String, Vec<i64>> = [("_", 0), ("^", 1), ("$", 2)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), vec![v]))
+        .collect();
+    for c in hark_text::phonemize(text, "en-us")
+        .expect("phonemise")
+        .concat()
+    {
+        let n = map.len() as i64;
+        map.entry(c.to_string()).or_insert(vec![n]);
+    }
+    let before = hark_text::espeak::in_process_calls_for_test();
+    let sentences = hark_text::text_to_ids(text, "en-us", &map).expect("ids");
+    assert_eq!(
+        hark_text::espeak::in_process_calls_for_test(),
+        before,
+        "espeak-ng ran in process"
+    );
+    let words: Vec<(&str, bool)> = sentences
+        .iter()
+        .flat_map(|s| &s.words)
+        .map(|w| (&text[w.text.clone()], !w.ids.is_empty()))
+        .collect();
+    let want = [
+        "He",
+        "sat",
+        "in",
+        "the",
+        "garden",
+        "of",
+        "the",
+        "old",
+        "house",
+        "and",
+        "thought",
+        "Quillbeck",
+        "came",
+    ];
+    assert_eq!(words, want.map(|w| (w, true)));
+    // "in" and "the" each have their own ids (the split of espeak's "ɪnðə" needs both
+    // words phonemised alone).
+    let s = &sentences[0];
+    assert!(s.words[2].ids.end <= s.words[3].ids.start, "{:?}", s.words);
 }

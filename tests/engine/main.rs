@@ -3,3 +3,4 @@ mod bounded;
 mod cli_speak;
 mod espeak_isolation;
 mod streaming_engine;
+mod words_and_rates;

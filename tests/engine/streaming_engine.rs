@@ -24,6 +24,8 @@ fn headless(steps: StepMode) -> Option<(Engine, hark_engine::Events, Synthesizer
     cfg.backend = BackendChoice::Cpu;
     cfg.output = Output::None;
     cfg.emit_chunks = true;
+    // Chunks are what plays: keep the inaudible start the engine would cut, as the file has.
+    cfg.trim_lead_in = false;
     cfg.settings.scales = synth.scales;
     cfg.settings.steps = steps;
     let (engine, events) = Engine::start(cfg).expect("engine");

@@ -5,6 +5,7 @@ pub mod audio;
 pub mod engine;
 pub mod limits;
 pub mod npy;
+pub mod pitch;
 
 use hark_voice::tensor::Tensor;
 use npy::Npy;

@@ -23,6 +23,11 @@ pub struct SpeakArgs {
     /// Sample format of the WAV file.
     #[arg(long, value_parser = crate::names::by_name(&WavFormat::ALL), default_value = "pcm16", requires = "out")]
     format: WavFormat,
+    /// With --out: also write where each word is, as a JSON list of {"text", "start_char",
+    /// "end_char", "start_sample", "end_sample"} (characters are Unicode scalar values of the
+    /// input text, end exclusive; samples of the WAV file, end exclusive).
+    #[arg(long, requires = "out", conflicts_with = "ids")]
+    timings: Option<PathBuf>,
     /// Comma-separated phoneme ids; bypasses the text front-end.
     #[arg(long, value_delimiter = ',', conflicts_with = "text")]
     ids: Option<Vec<i64>>,
@@ -81,6 +86,7 @@ fn write_file(args: &SpeakArgs, voice: Voice, input: Input, path: &Path) -> anyh
     )?;
     args.voice.apply(&mut synth.scales)?;
     synth.seed = args.voice.seed;
+    (synth.speed, synth.pitch) = args.voice.speed_pitch()?;
     // A file has no onset to protect: keep whole sentences, so prosody (and the samples) are
     // exactly what Piper makes of each sentence.
     synth.segmenter = Segmenter {
@@ -94,9 +100,61 @@ fn write_file(args: &SpeakArgs, voice: Voice, input: Input, path: &Path) -> anyh
     // A partial file is removed on an error (the sink is dropped) and on Ctrl-C or a kill.
     hark_audio::remove_partial_on_signals();
     let mut wav = WavSink::create(path, synth.voice().config.sample_rate, args.format)?;
-    synth.speak(input, |s| wav.write(s).map_err(|e| e.to_string()))?;
+    let mut words = Vec::new();
+    synth.speak_timed(
+        input,
+        |s| wav.write(s).map_err(|e| e.to_string()),
+        |sentence| words.extend(sentence.words),
+    )?;
     wav.finish()?;
+    if let (Some(out), Input::Text(text)) = (&args.timings, input) {
+        let json = serde_json::to_string_pretty(&word_timings(text, &words))?;
+        std::fs::write(out, json + "\n")
+            .with_context(|| format!("cannot write {}", out.display()))?;
+    }
     Ok(())
+}
+
+/// One entry of `--timings`.
+#[derive(serde::Serialize, Debug, PartialEq)]
+pub(crate) struct WordEntry {
+    pub text: String,
+    pub start_char: usize,
+    pub end_char: usize,
+    pub start_sample: u64,
+    pub end_sample: u64,
+}
+
+/// The words (byte ranges of `text`, in order) with character indices: Unicode scalar
+/// values counted from the start of `text`.
+pub(crate) fn word_timings(text: &str, words: &[hark_engine::WordTiming]) -> Vec<WordEntry> {
+    // Words come in order, so one pass over the text counts the characters.
+    let (mut byte, mut chars) = (0usize, 0usize);
+    let mut char_at = |b: usize| {
+        let mut b = b.min(text.len());
+        while !text.is_char_boundary(b) {
+            b -= 1;
+        }
+        if b < byte {
+            (byte, chars) = (0, 0);
+        }
+        chars += text[byte..b].chars().count();
+        byte = b;
+        chars
+    };
+    words
+        .iter()
+        .map(|w| {
+            let (start_char, end_char) = (char_at(w.range.start), char_at(w.range.end));
+            WordEntry {
+                text: text[w.range.clone()].to_string(),
+                start_char,
+                end_char,
+                start_sample: w.samples.start,
+                end_sample: w.samples.end,
+            }
+        })
+        .collect()
 }
 
 /// Refuses text that is mostly not words unless `any_text`, and says which long runs are

@@ -29,6 +29,13 @@ pub struct VoiceArgs {
     /// Seed for the noise generator.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Speed as a multiple of normal speed, 0.5–6 (the audio is 1/RATE as long, pauses
+    /// included; on top of --length-scale), without changing the pitch.
+    #[arg(long, default_value_t = 1.0)]
+    pub rate: f32,
+    /// Pitch shift in semitones, −12 to 12.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub pitch: f32,
     /// Send the text to espeak as it is, without normalising it.
     #[arg(long)]
     pub raw: bool,
@@ -57,6 +64,20 @@ impl VoiceArgs {
         Ok(())
     }
 
+    /// The checked speed and pitch (`--rate`, `--pitch`).
+    pub fn speed_pitch(&self) -> anyhow::Result<(f32, f32)> {
+        use hark_engine::tempo::{PITCH_MAX, SPEED_MAX, SPEED_MIN};
+        anyhow::ensure!(
+            (SPEED_MIN..=SPEED_MAX).contains(&self.rate),
+            "--rate must be between {SPEED_MIN} and {SPEED_MAX}"
+        );
+        anyhow::ensure!(
+            (-PITCH_MAX..=PITCH_MAX).contains(&self.pitch),
+            "--pitch must be between -{PITCH_MAX} and {PITCH_MAX} semitones"
+        );
+        Ok((self.rate, self.pitch))
+    }
+
     /// An engine configuration playing on the default device.
     pub fn engine_config(
         &self,
@@ -67,6 +88,7 @@ impl VoiceArgs {
         let mut settings = Settings::for_voice(&voice);
         self.apply(&mut settings.scales)?;
         settings.seed = self.seed;
+        (settings.speed, settings.pitch) = self.speed_pitch()?;
         if let Some(n) = steps {
             anyhow::ensure!(n >= 1, "--steps must be at least 1");
             settings.steps = StepMode::Fixed(n);

@@ -14,6 +14,7 @@ use super::steps::StepMode;
 use super::worker::{self, Cmd, Item};
 use super::{BackendChoice, EngineError, GpuEngine, GpuOptions};
 use crate::output::Output;
+use crate::timing::SentenceTiming;
 use hark_voice::Scales;
 use hark_voice::Voice;
 use serde::{Deserialize, Serialize};
@@ -37,7 +38,7 @@ pub enum Mode {
 }
 
 /// Settings that can change while speaking; they apply from the next segment (scales, seed)
-/// or the next step (steps), or at once (volume).
+/// or the next step (steps), or at once (volume, speed, pitch).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     pub scales: Scales,
@@ -46,16 +47,31 @@ pub struct Settings {
     pub steps: StepMode,
     /// Noise seed; segment `k` of an utterance uses `seed + k`, like `hark speak --out`.
     pub seed: u64,
+    /// Speed as a multiple of normal speed (the audio is `1/speed` as long as at 1×, pauses
+    /// included), 0.5–6: the length scale does what it does cleanly, sonic the rest
+    /// ([`crate::tempo::split`]). A change applies at once: sonic takes over the difference
+    /// until the next segment, whose length scale is chosen afresh.
+    #[serde(default = "one")]
+    pub speed: f32,
+    /// Pitch shift in semitones, −12 to +12 (sonic), at once.
+    #[serde(default)]
+    pub pitch: f32,
+}
+
+fn one() -> f32 {
+    1.0
 }
 
 impl Settings {
-    /// The voice's own defaults, full volume, adaptive steps.
+    /// The voice's own defaults, full volume, adaptive steps, normal speed and pitch.
     pub fn for_voice(voice: &Voice) -> Self {
         Self {
             scales: voice.config.inference,
             volume: 1.0,
             steps: StepMode::Auto,
             seed: 0,
+            speed: 1.0,
+            pitch: 0.0,
         }
     }
 }
@@ -147,15 +163,24 @@ pub enum Event {
     Started {
         id: UtteranceId,
     },
-    /// Audio as synthesised (ahead of playback), 22.05 kHz mono; only with `emit_chunks`.
+    /// Audio as it will play (after the speed stage), as synthesised (ahead of playback), at
+    /// the voice's rate, mono; only with `emit_chunks`.
     Chunk {
         id: UtteranceId,
         #[serde(skip_serializing)]
         samples: Vec<f32>,
     },
     /// The text now being spoken: a byte range of the utterance's text (its appended pieces
-    /// concatenated).
+    /// concatenated): a sentence, or a clause of a long one.
     Progress {
+        id: UtteranceId,
+        char_range: Range<usize>,
+    },
+    /// A word starts: its first sample has reached the audio callback (headless: it has been
+    /// synthesised). `char_range` is a byte range of the utterance's text, as for
+    /// `Progress`, and lies within the latest `Progress` range. Every word of every sentence
+    /// played gets one, in order; a stop drops those not yet heard.
+    Word {
         id: UtteranceId,
         char_range: Range<usize>,
     },
@@ -186,6 +211,8 @@ pub(crate) struct Control {
     pub last_stop: Mutex<Option<(u64, Instant)>>,
     /// The latest utterance whose first audio has been written to the output.
     pub first_audio: AtomicU64,
+    /// The latest sentences synthesised, with where their words are ([`Engine::timeline`]).
+    pub timeline: Mutex<std::collections::VecDeque<(UtteranceId, SentenceTiming)>>,
 }
 
 /// Which utterances still have text on its way (jobs not yet fully queued).
@@ -218,6 +245,9 @@ pub struct Engine {
     backend_name: String,
 }
 
+/// Sentences [`Engine::timeline`] keeps.
+pub const TIMELINE_SENTENCES: usize = 256;
+
 /// How long `start` waits for the engine thread to build the backend and open the device.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -234,6 +264,7 @@ impl Engine {
             book: Mutex::new(Book::default()),
             last_stop: Mutex::new(None),
             first_audio: AtomicU64::new(0),
+            timeline: Mutex::default(),
         });
         let (cmd_tx, cmd_rx) = mpsc::channel();
         let (job_tx, job_rx) = mpsc::channel();
@@ -442,6 +473,20 @@ impl Engine {
 
     pub fn set_settings(&self, settings: Settings) {
         let _ = self.cmds.send(Cmd::Settings(settings));
+    }
+
+    /// The latest sentences synthesised (at most [`TIMELINE_SENTENCES`], oldest first), each
+    /// with its utterance, text range, samples and words; samples count from the
+    /// utterance's first played sample, after the speed stage. A sentence appears once it
+    /// has been synthesised in full (ahead of playback; a stopped one never does). For
+    /// stepping back and forth by sentence, and "where did it stop".
+    pub fn timeline(&self) -> Vec<(UtteranceId, SentenceTiming)> {
+        let t = self
+            .control
+            .timeline
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        t.iter().cloned().collect()
     }
 
     fn send(&self, job: Job) {

@@ -18,9 +18,13 @@ mod producer;
 pub mod queue;
 pub mod steps;
 mod synth;
+pub mod tempo;
+pub mod timing;
 mod worker;
 
-pub use api::{Engine, EngineConfig, Event, Events, Mode, Settings, Stats, UtteranceId};
+pub use api::{
+    Engine, EngineConfig, Event, Events, Mode, Settings, Stats, TIMELINE_SENTENCES, UtteranceId,
+};
 pub use hark_model::gpu::GpuOptions;
 pub use hark_model::gpu::persist::GpuEngine;
 pub use output::Output;
@@ -28,6 +32,7 @@ pub use overrides::Overrides;
 pub use phonemise::Input;
 pub use steps::StepMode;
 pub use synth::{SpeakReport, Synthesizer};
+pub use timing::{SentenceTiming, WordTiming};
 
 use hark_model::backend::{Backend, CpuBackend};
 use hark_model::gpu::persist::{PersistentBackend, choice};

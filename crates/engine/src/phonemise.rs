@@ -3,7 +3,7 @@
 //! (the streaming engine's phonemiser thread, and [`crate::Synthesizer`]).
 
 use hark_text::TextError;
-use hark_text::segment::{Segmenter, Segments};
+use hark_text::segment::{Segment, Segmenter, Segments};
 use hark_voice::VoiceConfig;
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -21,12 +21,46 @@ pub enum Input<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Phonemes {
     pub ids: Vec<i64>,
-    /// The bytes of the input text it says: the sentence when its segment is the input
-    /// verbatim, else (normalised text) its whole segment. Empty for `Input::Ids`.
+    /// The bytes of the input text it says (through the normaliser's span map, so a sentence
+    /// of normalised text points at the input it came from). Empty for `Input::Ids`.
     pub range: Range<usize>,
     /// Sentence number within the utterance: its noise seed is `seed + index`, so any
     /// sentence can be synthesised again alone.
     pub index: usize,
+    /// Its words in order, each the input text it came from and the ids that say it (see
+    /// [`WordIds`]). Empty for `Input::Ids`.
+    pub words: Vec<WordIds>,
+}
+
+/// One word of a sentence as the input has it: a word of the normaliser's output (the
+/// phonemiser's words, `hark_text::Word`) mapped back to the input, and consecutive words
+/// from the same input merged ("three dollars and fifty cents" is one word, "$3.50").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WordIds {
+    /// Byte range of the input text.
+    pub range: Range<usize>,
+    /// Range of [`Phonemes::ids`] that says it (empty if nothing does).
+    pub ids: Range<usize>,
+}
+
+/// The input words of a sentence of segment `seg`.
+fn input_words(seg: &Segment, words: &[hark_text::Word]) -> Vec<WordIds> {
+    let mut out: Vec<WordIds> = Vec::with_capacity(words.len());
+    for w in words {
+        let range = seg.source_range(w.text.clone());
+        match out.last_mut() {
+            // From the same input (or overlapping it): one word.
+            Some(last) if range.start < last.range.end || range == last.range => {
+                last.range.end = last.range.end.max(range.end);
+                last.ids.end = last.ids.end.max(w.ids.end);
+            }
+            _ => out.push(WordIds {
+                range,
+                ids: w.ids.clone(),
+            }),
+        }
+    }
+    out
 }
 
 /// The sentences of `input` with `voice`'s phonemes, numbered from `index`. `first`: the
@@ -41,7 +75,7 @@ pub fn sentences<'a>(
     index: usize,
 ) -> Sentences<'a> {
     let (segments, ids) = match input {
-        Input::Text(text) => (Some((text, segmenter.iter(text, first))), None),
+        Input::Text(text) => (Some(segmenter.iter(text, first)), None),
         Input::Ids(ids) => (None, Some(ids)),
     };
     Sentences {
@@ -56,7 +90,7 @@ pub fn sentences<'a>(
 /// See [`sentences`].
 pub struct Sentences<'a> {
     voice: &'a VoiceConfig,
-    segments: Option<(&'a str, Segments<'a>)>,
+    segments: Option<Segments<'a>>,
     ids: Option<&'a [i64]>,
     /// The sentences of the segment phonemised last.
     ready: VecDeque<Phonemes>,
@@ -64,12 +98,13 @@ pub struct Sentences<'a> {
 }
 
 impl Sentences<'_> {
-    fn number(&mut self, ids: Vec<i64>, range: Range<usize>) -> Phonemes {
+    fn number(&mut self, ids: Vec<i64>, range: Range<usize>, words: Vec<WordIds>) -> Phonemes {
         self.index += 1;
         Phonemes {
             ids,
             range,
             index: self.index - 1,
+            words,
         }
     }
 }
@@ -79,14 +114,13 @@ impl Iterator for Sentences<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         if let Some(ids) = self.ids.take() {
-            return Some(Ok(self.number(ids.to_vec(), 0..0)));
+            return Some(Ok(self.number(ids.to_vec(), 0..0, Vec::new())));
         }
         loop {
             if let Some(p) = self.ready.pop_front() {
                 return Some(Ok(p));
             }
-            let (text, segments) = self.segments.as_mut()?;
-            let seg = segments.next()?;
+            let seg = self.segments.as_mut()?.next()?;
             if seg.text.trim().is_empty() {
                 continue;
             }
@@ -96,20 +130,14 @@ impl Iterator for Sentences<'_> {
                     Ok(s) => s,
                     Err(e) => return Some(Err(e)),
                 };
-            // Sub-ranges are only meaningful when the segment is the input verbatim (not
-            // normalised); otherwise each sentence reports the whole segment.
-            let verbatim = text.get(seg.range.clone()) == Some(seg.text.as_str());
             for s in said {
                 // BOS, PAD, EOS alone: nothing audible to say.
                 if s.ids.len() <= 3 {
                     continue;
                 }
-                let range = if verbatim {
-                    seg.range.start + s.text_range.start..seg.range.start + s.text_range.end
-                } else {
-                    seg.range.clone()
-                };
-                let p = self.number(s.ids, range);
+                let range = seg.source_range(s.text_range.clone());
+                let words = input_words(&seg, &s.words);
+                let p = self.number(s.ids, range, words);
                 self.ready.push_back(p);
             }
         }

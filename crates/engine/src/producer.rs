@@ -4,7 +4,7 @@
 
 use super::EngineError;
 use super::api::{Control, Event, UtteranceId};
-use super::phonemise::{self, Input};
+use super::phonemise::{self, Input, WordIds};
 use super::worker::{Cmd, Item};
 use hark_text::segment::Segmenter;
 use hark_voice::Voice;
@@ -235,11 +235,21 @@ impl Producer {
                 }
             };
             self.next_index.1 = p.index + 1;
+            let shift = |r: &std::ops::Range<usize>| c.base + r.start..c.base + r.end;
+            let words = p
+                .words
+                .iter()
+                .map(|w| WordIds {
+                    range: shift(&w.range),
+                    ids: w.ids.clone(),
+                })
+                .collect();
             self.push(Item::Segment {
                 id: c.id,
                 epoch: c.epoch,
-                range: c.base + p.range.start..c.base + p.range.end,
+                range: shift(&p.range),
                 ids: p.ids,
+                words,
                 index: p.index,
                 requested: c.requested,
             });

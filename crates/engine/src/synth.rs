@@ -3,6 +3,8 @@
 //! `decode(0, frames)`), so the samples are exactly what Piper makes of it.
 
 use super::phonemise::{self, Input};
+use super::tempo::{self, Tempo};
+use super::timing::{SentenceTiming, place_words};
 use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
 use hark_model::backend::Backend;
 use hark_text::TextError;
@@ -26,6 +28,10 @@ pub struct Synthesizer {
     /// Sentence `k` of a `speak` uses the noise seed `seed + k`.
     pub seed: u64,
     pub segmenter: Segmenter,
+    /// A multiple of normal speed, and a pitch shift in semitones, as the engine's
+    /// `Settings::speed` and `pitch` (1 and 0: Piper's own samples).
+    pub speed: f32,
+    pub pitch: f32,
 }
 
 impl Synthesizer {
@@ -47,6 +53,8 @@ impl Synthesizer {
             scales: voice.config.inference,
             seed: 0,
             segmenter: Segmenter::default(),
+            speed: 1.0,
+            pitch: 0.0,
             voice,
             backend,
         })
@@ -65,7 +73,18 @@ impl Synthesizer {
     pub fn speak(
         &mut self,
         input: Input<'_>,
+        sink: impl FnMut(&[f32]) -> Result<(), String>,
+    ) -> Result<SpeakReport, EngineError> {
+        self.speak_timed(input, sink, |_| {})
+    }
+
+    /// [`Synthesizer::speak`], also handing each sentence's timing (its words' samples from
+    /// the start of the output) to `timing` after its audio.
+    pub fn speak_timed(
+        &mut self,
+        input: Input<'_>,
         mut sink: impl FnMut(&[f32]) -> Result<(), String>,
+        mut timing: impl FnMut(SentenceTiming),
     ) -> Result<SpeakReport, EngineError> {
         if matches!(input, Input::Text(t) if t.trim().is_empty()) {
             return Err(EngineError::EmptyText);
@@ -78,6 +97,11 @@ impl Synthesizer {
             .options
             .normalize
             .default_voice_locale(&cfg.espeak_voice, &cfg.name);
+        let split = tempo::split(self.speed);
+        let mut stage = Tempo::new(cfg.sample_rate);
+        let mut scales = self.scales;
+        scales.length_scale *= split.length_factor;
+        let mut stretched = Vec::new();
         for sentence in phonemise::sentences(cfg, &segmenter, input, true, 0) {
             let sentence = match sentence {
                 Ok(s) => s,
@@ -87,15 +111,35 @@ impl Synthesizer {
                 Err(e) => return Err(e.into()),
             };
             let seed = self.seed.wrapping_add(sentence.index as u64);
-            let info = self.backend.begin(&sentence.ids, &self.scales, seed)?;
+            let info = self.backend.begin(&sentence.ids, &scales, seed)?;
+            let length_speed = tempo::length_speed_of(&split, &info, self.scales.length_scale);
+            stage.restart();
+            stage.aim(self.speed, self.pitch, length_speed);
             let audio = if info.frames == 0 {
                 Vec::new()
             } else {
                 self.backend.decode(0, info.frames)?
             };
-            sink(&audio).map_err(EngineError::Sink)?;
+            let out = if stage.bypassed() {
+                &audio
+            } else {
+                stretched.clear();
+                stage.process(&audio, &mut stretched);
+                stage.finish(&mut stretched);
+                &stretched
+            };
+            sink(out).map_err(EngineError::Sink)?;
+            let base = report.samples as u64;
+            let words = place_words(&info.durations, &sentence.words, cfg.hop_length);
+            timing(SentenceTiming::new(
+                sentence.index,
+                sentence.range.clone(),
+                base..base + out.len() as u64,
+                &words,
+                |s| stage.output_at(s),
+            ));
             report.sentences += 1;
-            report.samples += audio.len();
+            report.samples += out.len();
         }
         if report.sentences == 0 {
             return Err(EngineError::NothingSpeakable);

@@ -1,8 +1,11 @@
 //! The engine thread: owns the backend (created here, so a CUDA context lives on this
 //! thread) and the audio output; turns queued segments into audio in adaptive steps.
 
-use super::api::{Control, Event, Settings, Stats, UtteranceId};
+use super::api::{Control, Event, Settings, Stats, TIMELINE_SENTENCES, UtteranceId};
+use super::phonemise::WordIds;
 use super::steps::{StepInput, StepPolicy, next_step};
+use super::tempo::{self, Tempo};
+use super::timing::{SentenceTiming, SpokenWord, place_words};
 use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
 use crate::output::Output;
 use crate::output::{AudioError, AudioSink, MarkFn, NullSink};
@@ -46,6 +49,8 @@ pub(crate) enum Item {
         /// Byte range in the utterance's text.
         range: Range<usize>,
         ids: Vec<i64>,
+        /// Its words, with byte ranges in the utterance's text.
+        words: Vec<WordIds>,
         /// Segment number within the utterance (seed offset).
         index: usize,
         requested: Instant,
@@ -86,6 +91,7 @@ pub(crate) struct WorkerInit {
 enum Mark {
     Started(UtteranceId),
     Progress(UtteranceId, Range<usize>),
+    Word(UtteranceId, Range<usize>),
     Onset(UtteranceId, Instant),
     Finished(Stats),
 }
@@ -116,12 +122,27 @@ struct Utt {
     /// The path to the first audio: (speak → first segment taken, its front half, its
     /// first step), in ms.
     path: [Option<f64>; 3],
+    /// The sink position of its first sample (timeline samples count from here).
+    base: u64,
 }
 
+/// The sentence being synthesised.
 struct Current {
     id: UtteranceId,
     frames: usize,
     pos: usize,
+    /// The sink position of its first output sample.
+    out_base: u64,
+    /// Samples of its inaudible start skipped (all before its first played sample).
+    skipped: u64,
+    /// How much faster its length scale made it (sonic does the rest of the speed).
+    length_speed: f32,
+    /// Its words in the model's output.
+    words: Vec<SpokenWord>,
+    /// Words not yet marked (an index into `words`).
+    next_word: usize,
+    index: usize,
+    range: Range<usize>,
 }
 
 struct Worker {
@@ -145,6 +166,10 @@ struct Worker {
     current: Option<Current>,
     utts: HashMap<UtteranceId, Utt>,
     last_step: Option<(usize, f64)>,
+    /// Speed and pitch on the PCM (bypassed at 1× and 0 semitones).
+    tempo: Tempo,
+    /// Its output for the current step.
+    stretched: Vec<f32>,
 }
 
 pub(crate) fn spawn(
@@ -191,6 +216,7 @@ fn mark_fn(marks: SharedMarks, events: tokio::sync::mpsc::UnboundedSender<Event>
         let ev = match mark {
             Mark::Started(id) => Event::Started { id },
             Mark::Progress(id, char_range) => Event::Progress { id, char_range },
+            Mark::Word(id, char_range) => Event::Word { id, char_range },
             Mark::Onset(id, requested) => {
                 let ms = at.saturating_duration_since(requested).as_secs_f64() * 1e3;
                 m.onsets.insert(id, ms);
@@ -244,7 +270,10 @@ impl Worker {
         )
         .map_err(|e| EngineError::Sink(e.to_string()))?;
         sink.set_volume(init.settings.volume);
+        let tempo = Tempo::new(init.voice.config.sample_rate);
         Ok(Self {
+            tempo,
+            stretched: Vec::new(),
             seen_epoch: init.control.epoch(),
             voice: init.voice,
             output: init.output,
@@ -334,6 +363,11 @@ impl Worker {
             Cmd::Settings(s) => {
                 self.settings = s;
                 self.sink.set_volume(s.volume);
+                // Speed and pitch at once: sonic makes up the difference from the length
+                // scale the current sentence was made with.
+                if let Some(cur) = &self.current {
+                    self.tempo.aim(s.speed, s.pitch, cur.length_speed);
+                }
             }
         }
     }
@@ -372,10 +406,11 @@ impl Worker {
                 id,
                 range,
                 ids,
+                words,
                 index,
                 requested,
                 ..
-            } => self.begin(id, range, &ids, index, requested),
+            } => self.begin(id, range, &ids, words, index, requested),
             Item::JobEnd { id, jobs, .. } => {
                 let done = {
                     let mut book = self.control.book();
@@ -415,6 +450,7 @@ impl Worker {
         id: UtteranceId,
         range: Range<usize>,
         ids: &[i64],
+        words: Vec<WordIds>,
         index: usize,
         requested: Instant,
     ) {
@@ -433,14 +469,19 @@ impl Worker {
                     requested,
                     lead_in: None,
                     path: [None; 3],
+                    base: self.sink.written(),
                 },
             );
             self.add_mark(self.sink.written(), Mark::Started(id));
         }
-        self.add_mark(self.sink.written(), Mark::Progress(id, range));
+        self.add_mark(self.sink.written(), Mark::Progress(id, range.clone()));
         let t = Instant::now();
         let seed = self.settings.seed.wrapping_add(index as u64);
-        let begun = self.backend.begin(ids, &self.settings.scales, seed);
+        // The speed: the length scale's part now, sonic's from the first sample.
+        let split = tempo::split(self.settings.speed);
+        let mut scales = self.settings.scales;
+        scales.length_scale *= split.length_factor;
+        let begun = self.backend.begin(ids, &scales, seed);
         let ms = t.elapsed().as_secs_f64() * 1e3;
         if let Some(u) = self.utts.get_mut(&id) {
             u.synth_ms += ms;
@@ -451,10 +492,24 @@ impl Worker {
         }
         match begun {
             Ok(info) if info.frames > 0 => {
+                let hop = self.voice.config.hop_length;
+                let words = place_words(&info.durations, &words, hop);
+                let length_speed =
+                    tempo::length_speed_of(&split, &info, self.settings.scales.length_scale);
+                self.tempo.restart();
+                let s = &self.settings;
+                self.tempo.aim(s.speed, s.pitch, length_speed);
                 self.current = Some(Current {
                     id,
                     frames: info.frames,
                     pos: 0,
+                    out_base: self.sink.written(),
+                    skipped: 0,
+                    length_speed,
+                    words,
+                    next_word: 0,
+                    index,
+                    range,
                 });
             }
             // Nothing to play: the phonemiser need not wait for this utterance's audio.
@@ -469,7 +524,7 @@ impl Worker {
     }
 
     fn step(&mut self) {
-        let Some(cur) = self.current.as_mut() else {
+        let Some(mut cur) = self.current.take() else {
             return;
         };
         let input = StepInput {
@@ -480,32 +535,36 @@ impl Worker {
         let n = next_step(self.settings.steps, &self.policy, &input).min(cur.frames - cur.pos);
         let (id, start) = (cur.id, cur.pos);
         cur.pos += n;
-        if cur.pos >= cur.frames {
-            self.current = None;
-        }
+        let last = cur.pos >= cur.frames;
         let t = Instant::now();
         let (control, seen) = (&self.control, self.seen_epoch);
         // A stop abandons the step between its stages instead of waiting for all of it.
         let stopped = || control.epoch() != seen;
         let samples = match self.backend.decode_cancellable(start, start + n, &stopped) {
             Ok(Some(s)) => s,
-            Ok(None) => return, // stopped while decoding: this audio must not play
+            Ok(None) => {
+                // Stopped while decoding: this audio must not play (the stop drops the rest).
+                self.current = Some(cur);
+                return;
+            }
             Err(e) => {
-                self.current = None;
+                self.tempo.reset();
                 self.error(Some(id), format!("synthesis failed: {e}"));
                 return;
             }
         };
         let ms = t.elapsed().as_secs_f64() * 1e3;
         if self.control.epoch() != self.seen_epoch {
+            self.current = Some(cur);
             return; // stopped while decoding: this audio must not play
         }
         self.last_step = Some((n, ms));
         let written = self.sink.written();
         let nothing_playing = self.sink.buffered_ms() < 1.0;
         let rate = self.voice.config.sample_rate as f64;
-        let mut onset = None;
         let mut play = 0..samples.len();
+        let mut onset_wanted = None;
+        let mut utt_base = written;
         if let Some(u) = self.utts.get_mut(&id) {
             if u.samples == 0 && self.trim_lead_in && nothing_playing {
                 u.lead_in = Some(0);
@@ -516,32 +575,95 @@ impl Worker {
                 u.first_step = n;
                 u.path[2] = Some(ms);
             }
-            let audible = samples.iter().position(|s| s.abs() > ONSET_THRESHOLD);
             if let Some(skipped) = u.lead_in {
+                let audible = samples.iter().position(|s| s.abs() > ONSET_THRESHOLD);
                 play = lead_in_cut(audible, samples.len(), skipped, rate);
                 u.lead_in =
                     (play.is_empty() && audible.is_none()).then_some(skipped + samples.len());
             }
-            if !u.onset_marked
-                && let Some(i) = audible.filter(|&i| i >= play.start)
-            {
-                u.onset_marked = true;
-                onset = Some((written + (i - play.start) as u64, u.requested));
+            if !u.onset_marked {
+                onset_wanted = Some(u.requested);
             }
+            utt_base = u.base;
         }
-        if let Some((pos, requested)) = onset {
-            self.add_mark(pos, Mark::Onset(id, requested));
+        cur.skipped += play.start as u64;
+        // The speed stage (a copy when bypassed), and at the sentence's end what it holds.
+        let mut out = std::mem::take(&mut self.stretched);
+        out.clear();
+        self.tempo.process(&samples[play], &mut out);
+        if last {
+            self.tempo.finish(&mut out);
         }
-        if let Err(e) = self.sink.write(&samples[play]) {
+        // Marks for this stretch of output, in the order of their samples: the onset, and
+        // each word whose first sample is now written.
+        let end = written + out.len() as u64;
+        let mut marks: Vec<(u64, Mark)> = Vec::new();
+        if let Some(requested) = onset_wanted
+            && let Some(i) = out.iter().position(|s| s.abs() > ONSET_THRESHOLD)
+        {
+            if let Some(u) = self.utts.get_mut(&id) {
+                u.onset_marked = true;
+            }
+            marks.push((written + i as u64, Mark::Onset(id, requested)));
+        }
+        let decoded = (cur.pos * self.voice.config.hop_length) as u64;
+        while let Some(w) = cur.words.get(cur.next_word) {
+            let p = w.model.start.saturating_sub(cur.skipped);
+            if !last && (w.model.start >= decoded || !self.tempo.has_output(p)) {
+                break;
+            }
+            let at = cur.out_base + self.tempo.output_at(p);
+            let at = at.clamp(written, end.saturating_sub(1).max(written));
+            marks.push((at, Mark::Word(id, w.text.clone())));
+            cur.next_word += 1;
+        }
+        marks.sort_by_key(|m| m.0);
+        for (pos, mark) in marks {
+            self.add_mark(pos, mark);
+        }
+        let wrote = self.sink.write(&out);
+        let out_len = out.len() as u64;
+        self.stretched = out;
+        if let Err(e) = wrote {
             self.sink_lost(e);
             return;
         }
         self.control.first_audio.fetch_max(id, Ordering::AcqRel);
         // Only now: an empty ring before the first audio of a run is a start, not an underrun.
         self.sink.set_expecting(true);
+        if last {
+            self.record(&cur, utt_base, cur.out_base..written + out_len);
+            self.tempo.restart();
+        } else {
+            self.current = Some(cur);
+        }
         if self.emit_chunks {
+            // What plays: after the lead-in cut and the speed stage.
+            let samples = self.stretched.clone();
             self.emit(Event::Chunk { id, samples });
         }
+    }
+
+    /// Keeps a finished sentence's timing in the timeline: samples from the utterance's
+    /// first, through the speed stage's final map (before it restarts).
+    fn record(&self, cur: &Current, utt_base: u64, written: Range<u64>) {
+        let rel = |pos: u64| pos.saturating_sub(utt_base);
+        let timing = SentenceTiming::new(
+            cur.index,
+            cur.range.clone(),
+            rel(written.start)..rel(written.end),
+            &cur.words,
+            |model| self.tempo.output_at(model.saturating_sub(cur.skipped)),
+        );
+        let mut t = self
+            .control
+            .timeline
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if t.len() >= TIMELINE_SENTENCES {
+            t.pop_front();
+        }
+        t.push_back((cur.id, timing));
     }
 
     /// All of `id`'s text has been synthesised: finish it when its last sample plays.
@@ -584,6 +706,7 @@ impl Worker {
         self.seen_epoch = epoch;
         self.sink.flush();
         self.current = None;
+        self.tempo.reset();
         self.last_step = None;
         let mut ids = BTreeSet::new();
         let mut finished = Vec::new();

@@ -23,6 +23,10 @@ pub struct UtteranceInfo {
     /// Frames per id (Σ = frames).
     pub durations: Vec<usize>,
     pub frames: usize,
+    /// The duration predictor's log-durations per id, before the length scale (so the
+    /// durations at any other length scale are known: `cpu::durations::durations`); `None`
+    /// where the backend does not bring them back (the persistent CUDA kernel).
+    pub logw: Option<Vec<f32>>,
 }
 
 pub trait Backend {
@@ -117,6 +121,7 @@ impl Backend for CpuBackend {
         Ok(UtteranceInfo {
             durations: front.durations,
             frames,
+            logw: Some(front.logw),
         })
     }
 

@@ -186,6 +186,7 @@ impl EspeakGuard {
     /// (which keeps byte offsets); callers that infer clause ends from the text should pass
     /// it through `make_safe` themselves, so that they read what espeak read.
     pub fn clauses(&mut self, text: &str) -> Result<Vec<RawClause>, TextError> {
+        CALLS_ON_THIS_THREAD.with(|n| n.set(n.get() + 1));
         self.reset_reader();
         let c_text =
             CString::new(make_safe(text).into_owned()).map_err(|_| TextError::InteriorNul)?;
@@ -234,6 +235,17 @@ impl EspeakGuard {
         }
         Ok(out)
     }
+}
+
+thread_local! {
+    static CALLS_ON_THIS_THREAD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Test hook: how many texts this thread has handed to libespeak-ng in this process (none
+/// while espeak runs in a child, [`super::espeak_child::isolate`]).
+#[doc(hidden)]
+pub fn in_process_calls_for_test() -> usize {
+    CALLS_ON_THIS_THREAD.with(std::cell::Cell::get)
 }
 
 /// Letter bytes a run of dotted single letters ("F.B.I") may hold; see [`make_safe`].

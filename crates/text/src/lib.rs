@@ -7,11 +7,12 @@ pub mod espeak_child;
 pub mod normalize;
 pub mod phonemes;
 pub mod segment;
+mod words;
 
 pub use assess::{MIN_ASSESSED_CHARS, MIN_WORD_SHARE, Verdict, assess};
 pub use espeak::espeak_version;
 pub use phonemes::{
-    MAX_SENTENCE_PHONEMES, Sentence, phoneme_ids, phonemize, split_sentences, text_to_ids,
+    MAX_SENTENCE_PHONEMES, Sentence, Word, phoneme_ids, phonemize, split_sentences, text_to_ids,
 };
 
 /// Errors of the text front-end. Messages never contain the user's text.

@@ -23,6 +23,23 @@ pub struct Sentence {
     pub phonemes: String,
     /// `^ _ (id _)… $`.
     pub ids: Vec<i64>,
+    /// The sentence's words in order, each with the ids that say it.
+    pub words: Vec<Word>,
+}
+
+/// One word of a sentence and the phoneme ids that say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// Byte range in the input text.
+    pub text: Range<usize>,
+    /// Range of [`Sentence::ids`]: from the word boundary before it (the space and its pad,
+    /// where there is one) to the pad after its last phoneme; the sentence's start and its
+    /// punctuation (pauses) belong to no word. Connected speech has no silence between
+    /// words: the boundary's frames are the move into the word, so it is heard from there
+    /// (`scripts/asr/word_timing.py` measures it against Whisper's word timestamps). Empty
+    /// (at the next word's start) for a word that espeak-ng says nothing for. In order,
+    /// never overlapping.
+    pub ids: Range<usize>,
 }
 
 /// A phonemised sentence before the id lookup.
@@ -30,6 +47,10 @@ pub struct Sentence {
 struct SentencePhonemes {
     range: Range<usize>,
     phonemes: Vec<char>,
+    /// Per phoneme: the word (index into `words`) it says, if any.
+    labels: Vec<Option<usize>>,
+    /// Byte ranges of the sentence's words in the text.
+    words: Vec<Range<usize>>,
 }
 
 /// Replace characters espeak must not see by spaces of the same UTF-8 length, so that byte
@@ -89,19 +110,72 @@ fn kept_from_espeak(c: char) -> bool {
         && !GREEK_OR_CYRILLIC_LETTER.is_match(c.encode_utf8(&mut [0; 4]))
 }
 
-/// Run espeak over `text` and group its clauses into sentences, like piper-phonemize.
-fn phonemize_ranges(text: &str, espeak_voice: &str) -> Result<Vec<SentencePhonemes>, TextError> {
+/// A clause's IPA as it goes into a sentence: NFD, with espeak's `(lang)` switch flags
+/// removed.
+fn clause_ipa(ipa: &str) -> Vec<char> {
+    let mut out = Vec::with_capacity(ipa.len());
+    let mut in_flag = false;
+    for c in ipa.nfd() {
+        if in_flag {
+            if c == ')' {
+                in_flag = false;
+            }
+        } else if c == '(' {
+            in_flag = true;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `word` phonemised by itself (its clauses' IPA, space-separated), for matching with the
+/// IPA of the clause it is in. Through the same door as whole texts ([`espeak_clauses`]);
+/// a word espeak-ng fails on counts as saying nothing (the alignment copes).
+fn word_alone(word: &str, espeak_voice: &str) -> Vec<char> {
+    super::words::alone(espeak_voice, word, |w| {
+        let mut out = Vec::new();
+        let raw = espeak_clauses(w, espeak_voice).map(|(_, raw)| raw);
+        for rc in raw.unwrap_or_default() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.extend(clause_ipa(&rc.ipa));
+        }
+        out
+    })
+}
+
+/// The one door to espeak-ng: `text` sanitised (and made safe, see [`sanitise`]), and its
+/// clauses, from the child process when espeak runs isolated
+/// ([`super::espeak_child::isolate`]), else from the library in this process. Byte offsets of
+/// the clauses are offsets of the sanitised text, which has `text`'s length.
+fn espeak_clauses(text: &str, espeak_voice: &str) -> Result<(String, Vec<RawClause>), TextError> {
     let clean = sanitise(text);
     if clean.trim().is_empty() {
-        return Ok(Vec::new());
+        return Ok((clean, Vec::new()));
     }
-    let raw: Vec<RawClause> = if super::espeak_child::isolated() {
+    let raw = if super::espeak_child::isolated() {
         super::espeak_child::clauses(espeak_voice, &clean)?
     } else {
         let mut espeak = Espeak::lock()?;
         espeak.set_voice(espeak_voice)?;
         espeak.clauses(&clean)?
     };
+    Ok((clean, raw))
+}
+
+/// Run espeak over `text` and group its clauses into sentences, like piper-phonemize; with
+/// `words`, also which phonemes say which word.
+fn phonemize_ranges(
+    text: &str,
+    espeak_voice: &str,
+    words: bool,
+) -> Result<Vec<SentencePhonemes>, TextError> {
+    let (clean, raw) = espeak_clauses(text, espeak_voice)?;
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
 
     // The decoder's input: the text and its terminating NUL.
     let total = clean.len() + 1;
@@ -142,21 +216,29 @@ fn phonemize_ranges(text: &str, espeak_voice: &str) -> Result<Vec<SentencePhonem
         let sentence = current.get_or_insert_with(|| SentencePhonemes {
             range: clause_start..clause_start,
             phonemes: Vec::new(),
+            labels: Vec::new(),
+            words: Vec::new(),
         });
         sentence.range.end = clause_end.max(sentence.range.start);
-        let mut in_flag = false;
-        for c in rc.ipa.nfd() {
-            if in_flag {
-                if c == ')' {
-                    in_flag = false;
-                }
-            } else if c == '(' {
-                in_flag = true;
-            } else {
-                sentence.phonemes.push(c);
-            }
+        let ipa = clause_ipa(&rc.ipa);
+        if words {
+            let found =
+                super::words::text_words(&clean, clause_start..clause_end.max(clause_start));
+            let base = sentence.words.len();
+            let labels = super::words::label(&ipa, found.len(), |k| {
+                word_alone(&clean[found[k].clone()], espeak_voice)
+            });
+            sentence
+                .labels
+                .extend(labels.into_iter().map(|l| l.map(|k| base + k)));
+            sentence.words.extend(found);
         }
+        sentence.phonemes.extend(ipa);
         sentence.phonemes.extend(term.append.chars());
+        if words {
+            let n = sentence.phonemes.len();
+            sentence.labels.resize(n, None);
+        }
         if term.sentence_end {
             sentences.extend(current.take());
         }
@@ -186,7 +268,7 @@ fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
 /// `piper_phonemize.phonemize_espeak(text, voice)` does, except that sentences with no
 /// phonemes at all are left out (so empty or whitespace-only text gives no sentences).
 pub fn phonemize(text: &str, espeak_voice: &str) -> Result<Vec<Vec<char>>, TextError> {
-    Ok(phonemize_ranges(text, espeak_voice)?
+    Ok(phonemize_ranges(text, espeak_voice, false)?
         .into_iter()
         .map(|s| s.phonemes)
         .collect())
@@ -197,6 +279,16 @@ pub fn phonemize(text: &str, espeak_voice: &str) -> Result<Vec<Vec<char>>, TextE
 /// Symbols missing from the map are dropped (with a warning naming only the symbol) and
 /// returned, each once, in order of first appearance.
 pub fn phoneme_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> (Vec<i64>, Vec<char>) {
+    let (ids, missing, _) = phoneme_ids_at(phonemes, map);
+    (ids, missing)
+}
+
+/// [`phoneme_ids`], and for each phoneme the range of ids it became (its ids and the pad
+/// after them; `None` when it was dropped).
+fn phoneme_ids_at(
+    phonemes: &[char],
+    map: &BTreeMap<String, Vec<i64>>,
+) -> (Vec<i64>, Vec<char>, Vec<Option<Range<usize>>>) {
     fn lookup(map: &BTreeMap<String, Vec<i64>>, c: char) -> Option<&[i64]> {
         let mut buf = [0u8; 4];
         map.get(&*c.encode_utf8(&mut buf)).map(Vec::as_slice)
@@ -219,15 +311,19 @@ pub fn phoneme_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> (Vec<
     let eos = special('$');
 
     let mut ids = Vec::with_capacity(2 * phonemes.len() + 3);
+    let mut at = Vec::with_capacity(phonemes.len());
     ids.extend_from_slice(bos);
     ids.extend_from_slice(pad);
     for &p in phonemes {
         match lookup(map, p) {
             Some(v) => {
+                let start = ids.len();
                 ids.extend_from_slice(v);
                 ids.extend_from_slice(pad);
+                at.push(Some(start..ids.len()));
             }
             None => {
+                at.push(None);
                 if !missing.contains(&p) {
                     tracing::warn!(
                         symbol = %p.escape_unicode(),
@@ -239,7 +335,59 @@ pub fn phoneme_ids(phonemes: &[char], map: &BTreeMap<String, Vec<i64>>) -> (Vec<
         }
     }
     ids.extend_from_slice(eos);
-    (ids, missing)
+    (ids, missing, at)
+}
+
+/// The ids of words `which` of sentence `s` in its piece of phonemes `piece` (`at`: each
+/// phoneme's ids there): from the boundary before the word (or the first id of its first
+/// phoneme) to the end of its last phoneme; a word with none gets an empty range where the
+/// next word starts (or the last one ended).
+fn word_ids(
+    s: &SentencePhonemes,
+    piece: Range<usize>,
+    which: Range<usize>,
+    at: &[Option<Range<usize>>],
+) -> Vec<Word> {
+    let (phonemes, labels) = (&s.phonemes[piece.clone()], &s.labels[piece]);
+    let mut spans: Vec<Option<Range<usize>>> = vec![None; which.len()];
+    for (i, (label, r)) in labels.iter().zip(at).enumerate() {
+        let Some(k) = label.filter(|k| which.contains(k)) else {
+            continue;
+        };
+        let Some(r) = r else {
+            continue;
+        };
+        let slot = &mut spans[k - which.start];
+        *slot = Some(match slot.take() {
+            Some(w) => w.start.min(r.start)..w.end.max(r.end),
+            None => match i.checked_sub(1) {
+                Some(b) if phonemes[b] == ' ' && labels[b].is_none() => {
+                    at[b].as_ref().map_or(r.start, |sp| sp.start)..r.end
+                }
+                _ => r.clone(),
+            },
+        });
+    }
+    let mut out: Vec<Word> = Vec::with_capacity(spans.len());
+    for (k, span) in spans.iter().enumerate() {
+        let ids = match span {
+            Some(r) => r.clone(),
+            None => {
+                let next = spans[k + 1..].iter().flatten().next().map(|r| r.start);
+                let prev = out.last().map(|w| w.ids.end);
+                let at = next.or(prev).unwrap_or(0);
+                at..at
+            }
+        };
+        // Never before the previous word (labels are monotone; this keeps it so).
+        let floor = out.last().map_or(0, |w| w.ids.end);
+        let ids = ids.start.max(floor)..ids.end.max(floor);
+        out.push(Word {
+            text: s.words[which.start + k].clone(),
+            ids,
+        });
+    }
+    out
 }
 
 /// The most phonemes synthesised as one sentence: about 180 English words or 45 seconds of
@@ -261,23 +409,53 @@ pub fn text_to_ids(
     map: &BTreeMap<String, Vec<i64>>,
 ) -> Result<Vec<Sentence>, TextError> {
     let mut out = Vec::new();
-    for s in phonemize_ranges(text, espeak_voice)? {
-        for piece in cut_phonemes(&s.phonemes, MAX_SENTENCE_PHONEMES) {
+    for s in phonemize_ranges(text, espeak_voice, true)? {
+        for (span, which) in pieces(&s, MAX_SENTENCE_PHONEMES) {
+            let piece = &s.phonemes[span.clone()];
             let speakable = piece
                 .iter()
                 .any(|&c| !c.is_whitespace() && clause::punct_class(c).is_none());
             if !speakable {
                 continue;
             }
-            let (ids, _missing) = phoneme_ids(piece, map);
+            let (ids, _missing, at) = phoneme_ids_at(piece, map);
+            let words = word_ids(&s, span, which, &at);
             out.push(Sentence {
                 text_range: s.range.clone(),
                 phonemes: piece.iter().collect(),
                 ids,
+                words,
             });
         }
     }
     Ok(out)
+}
+
+/// Sentence `s` in pieces of at most `max` phonemes ([`cut_phonemes`]): each piece's range
+/// of phonemes and of words. A word goes with the piece it starts in (a word cut at the
+/// limit is not said again by the next piece's words), one that says nothing with the next.
+fn pieces(s: &SentencePhonemes, max: usize) -> Vec<(Range<usize>, Range<usize>)> {
+    let cut = cut_phonemes(&s.phonemes, max);
+    let last = cut.len() - 1;
+    let (mut from, mut first_word) = (0, 0);
+    let mut out = Vec::with_capacity(cut.len());
+    for (p, piece) in cut.into_iter().enumerate() {
+        let span = from..from + piece.len();
+        from = span.end;
+        let end_word = if p == last {
+            s.words.len()
+        } else {
+            s.labels[span.clone()]
+                .iter()
+                .flatten()
+                .max()
+                .map_or(first_word, |k| k + 1)
+                .max(first_word)
+        };
+        out.push((span, first_word..end_word));
+        first_word = end_word;
+    }
+    out
 }
 
 /// `phonemes` in pieces of at most `max` (see [`text_to_ids`]).
@@ -820,6 +998,141 @@ mod tests {
             let _ = phonemize(before, "en-us").unwrap();
             assert_eq!(phonemize("I(", "en-us").unwrap(), fresh, "after {before:?}");
         }
+    }
+
+    /// A map with an id for every phoneme of `text` (pad 0), and its inverse.
+    fn full_map(text: &str) -> (BTreeMap<String, Vec<i64>>, BTreeMap<i64, char>) {
+        let mut map: BTreeMap<String, Vec<i64>> = [("_", 0), ("^", 1), ("$", 2)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), vec![v]))
+            .collect();
+        for sent in phonemize(text, "en-us").unwrap() {
+            for c in sent {
+                let n = map.len() as i64;
+                map.entry(c.to_string()).or_insert(vec![n]);
+            }
+        }
+        let inv = map
+            .iter()
+            .map(|(k, v)| (v[0], k.chars().next().unwrap()))
+            .collect();
+        (map, inv)
+    }
+
+    /// Each word of each sentence: its text and the phonemes of its ids (pads dropped).
+    fn said(text: &str) -> Vec<(String, String)> {
+        let (map, inv) = full_map(text);
+        let mut out = Vec::new();
+        for s in text_to_ids(text, "en-us", &map).unwrap() {
+            let mut last = 0;
+            for w in &s.words {
+                assert!(w.ids.start >= last && w.ids.end >= w.ids.start, "{w:?}");
+                last = w.ids.end;
+                let ph: String = s.ids[w.ids.clone()]
+                    .iter()
+                    .filter(|&&i| i != 0)
+                    .map(|i| inv[i])
+                    .collect();
+                out.push((text[w.text.clone()].to_string(), ph));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn words_carry_their_phonemes() {
+        let got = said("He sat in the garden of the old house, and thought.");
+        let words: Vec<&str> = got.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "He", "sat", "in", "the", "garden", "of", "the", "old", "house", "and", "thought"
+            ]
+        );
+        let ph = |w: usize| got[w].1.nfc().collect::<String>();
+        // A word starts at the boundary before it (none before the first).
+        assert_eq!((ph(0).as_str(), ph(1).as_str()), ("hiː", " sˈæt"));
+        // espeak joins "in the" and "of the": each word still gets its own phonemes.
+        assert_eq!((ph(2).as_str(), ph(3).as_str()), (" ɪn", "ðə"));
+        assert_eq!((ph(5).as_str(), ph(6).as_str()), (" ʌv", "ðɪ"));
+        assert_eq!(ph(8), " hˈaʊs");
+        // The clause's comma (a pause) belongs to no word, nor does the space after a word.
+        assert_eq!(ph(9), " ænd");
+        assert!(
+            got.iter()
+                .all(|(_, p)| !p.contains(',') && !p.trim_start_matches(' ').contains(' ')),
+            "{got:?}"
+        );
+    }
+
+    /// The words of every piece of `text` (as [`said`], without the phonemes), checking that
+    /// each piece's words lie in its ids, in order.
+    fn piece_words(text: &str) -> (usize, Vec<String>) {
+        let (map, _) = full_map(text);
+        let sentences = text_to_ids(text, "en-us", &map).unwrap();
+        let mut out = Vec::new();
+        for s in &sentences {
+            let mut last = 0;
+            for w in &s.words {
+                assert!(w.ids.start >= last && w.ids.end <= s.ids.len(), "{w:?}");
+                last = w.ids.end;
+                out.push(text[w.text.clone()].to_string());
+            }
+        }
+        (sentences.len(), out)
+    }
+
+    #[test]
+    fn words_of_a_cut_sentence_are_each_in_one_piece() {
+        // 240 words without a stop: one sentence for espeak, cut at the phoneme limit.
+        let words = "he sat in the garden of the old house and thought about the day";
+        let text = [words; 16].join(" ");
+        let (pieces, got) = piece_words(&text);
+        assert!(pieces >= 2, "{pieces}");
+        let want: Vec<&str> = text.split(' ').collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_word_cut_at_the_limit_goes_with_the_piece_it_starts_in() {
+        // Words 0 "ab", 1 "cdefgh" (cut at the limit of 6), 2 silent, 3 "ij".
+        let phonemes: Vec<char> = "ab cdefgh ij".chars().collect();
+        let labels = [0, 0, -1, 1, 1, 1, 1, 1, 1, -1, 3, 3]
+            .map(|k: i32| usize::try_from(k).ok())
+            .to_vec();
+        let s = SentencePhonemes {
+            range: 0..12,
+            phonemes,
+            labels,
+            words: vec![0..2, 3..9, 9..9, 10..12],
+        };
+        let got = pieces(&s, 6);
+        assert_eq!(got, [(0..3, 0..1), (3..9, 1..2), (9..12, 2..4)]);
+        // Cut inside "cdefgh" (max 5): its end is in the last piece, which says words 2 and
+        // 3 only, the silent one where "ij" starts (at the space and its pad before it).
+        let got = pieces(&s, 5);
+        assert_eq!(got, [(0..3, 0..1), (3..8, 1..2), (8..12, 2..4)]);
+        let map: BTreeMap<String, Vec<i64>> = "_^$ abcdefghij"
+            .chars()
+            .enumerate()
+            .map(|(i, c)| (c.to_string(), vec![i as i64]))
+            .collect();
+        let (_, _, at) = phoneme_ids_at(&s.phonemes[8..12], &map);
+        let words = word_ids(&s, 8..12, 2..4, &at);
+        assert_eq!(words[0].ids, 4..4);
+        assert_eq!(
+            (words[1].text.clone(), words[1].ids.clone()),
+            (10..12, 4..10)
+        );
+    }
+
+    #[test]
+    fn raw_digits_and_hyphens_map_to_their_words() {
+        let got = said("In 1990 a well-known man came.");
+        let words: Vec<&str> = got.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(words, ["In", "1990", "a", "well-known", "man", "came"]);
+        assert!(got[1].1.contains("nˈaɪnti"), "{got:?}");
+        assert!(got[3].1.starts_with(" wˈɛl"), "{got:?}");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 mod raw;
 
-use super::normalize::{NormalizeOptions, Normalized, normalize};
+use super::normalize::{NormalizeOptions, Normalized, Span, normalize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -49,6 +49,46 @@ pub struct Segment {
     pub range: Range<usize>,
     /// The text to phonemise (normalised, unless the segmenter sends raw text).
     pub text: String,
+    /// Where the pieces of `text` came from: `out` is a byte range of `text`, `src` one of the
+    /// original text, in order (the normaliser's span map for this segment; for raw text one
+    /// span per whitespace-separated token).
+    pub spans: Vec<Span>,
+}
+
+impl Segment {
+    /// The original text's byte range that produced bytes `out` of [`Segment::text`]: the
+    /// union of the spans it touches (a word of "three dollars" gives all of "$3"). Empty,
+    /// where the next piece starts, when no span does.
+    pub fn source_range(&self, out: Range<usize>) -> Range<usize> {
+        source_of(&self.spans, out)
+    }
+}
+
+/// The source range of output bytes `out` through `spans` (see [`Segment::source_range`]).
+fn source_of(spans: &[Span], out: Range<usize>) -> Range<usize> {
+    let first = spans.partition_point(|s| s.out.end <= out.start);
+    let last = spans.partition_point(|s| s.out.start < out.end);
+    if first >= last {
+        let at = spans
+            .get(first)
+            .map_or_else(|| spans.last().map_or(0, |s| s.src.end), |s| s.src.start);
+        return at..at;
+    }
+    let (a, b) = (&spans[first], &spans[last - 1]);
+    a.src.start.min(b.src.start)..a.src.end.max(b.src.end)
+}
+
+/// The spans of output bytes `out`, relative to `out.start`.
+fn spans_within(spans: &[Span], out: Range<usize>) -> Vec<Span> {
+    let first = spans.partition_point(|s| s.out.end <= out.start);
+    spans[first..]
+        .iter()
+        .take_while(|s| s.out.start < out.end)
+        .map(|s| Span {
+            out: s.out.start.max(out.start) - out.start..s.out.end.min(out.end) - out.start,
+            src: s.src.clone(),
+        })
+        .collect()
 }
 
 /// Words before which a long clause may be cut.
@@ -117,8 +157,9 @@ fn cut_normalized(
         let text = out[a..b].trim();
         if text.chars().any(char::is_alphabetic) {
             let lead = out[a..b].len() - out[a..b].trim_start().len();
-            let src = n.source_range(a + lead..a + lead + text.len());
-            segs.push((src.start, text.to_string()));
+            let range = a + lead..a + lead + text.len();
+            let src = n.source_range(range.clone());
+            segs.push((src.start, text.to_string(), spans_within(&n.spans, range)));
         }
         a = b;
     }
@@ -141,6 +182,7 @@ fn cut_normalized(
         result.push(Segment {
             range: start..end,
             text: std::mem::take(&mut segs[k].1),
+            spans: std::mem::take(&mut segs[k].2),
         });
     }
     result
@@ -379,6 +421,9 @@ impl Segments<'_> {
         let mut segs = self.segmenter.cut(&self.text[from..end], first);
         for s in &mut segs {
             s.range = from + s.range.start..from + s.range.end;
+            for span in &mut s.spans {
+                span.src = from + span.src.start..from + span.src.end;
+            }
         }
         segs
     }
@@ -558,6 +603,82 @@ mod tests {
         assert_eq!(at, t.len());
     }
 
+    /// Each word of each segment and the input text it maps back to.
+    fn word_sources(s: &Segmenter, t: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for seg in s.segments(t, true) {
+            let mut at = 0;
+            for w in seg.text.split(' ') {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                let start = at + seg.text[at..].find(w).unwrap();
+                at = start + w.len();
+                if w.is_empty() {
+                    continue;
+                }
+                let src = seg.source_range(start..at);
+                out.push((w.to_string(), t[src].to_string()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn segment_words_map_back_to_the_input() {
+        let t = "Dr. Smith paid $3.50 on 12 May, then left.";
+        let got = word_sources(&Segmenter::default(), t);
+        let find = |w: &str| got.iter().find(|(x, _)| x == w).unwrap().1.clone();
+        assert_eq!(find("Doctor"), "Dr.");
+        assert_eq!(find("Smith"), "Smith");
+        assert_eq!(find("dollars"), "$3.50");
+        assert_eq!(find("cents"), "$3.50");
+        assert_eq!(find("twelfth"), "12 May");
+        assert_eq!(find("left"), "left");
+        let raw = Segmenter {
+            normalize: false,
+            ..Segmenter::default()
+        };
+        let got = word_sources(&raw, "Hello  there, world. Next one.");
+        let srcs: Vec<&str> = got.iter().map(|(_, s)| s.as_str()).collect();
+        assert_eq!(srcs, ["Hello", "there,", "world.", "Next", "one."]);
+    }
+
+    proptest::proptest! {
+        /// The span map of every segment points into the input, in order, and covers every
+        /// word of the segment's text; windows do not change it.
+        #[test]
+        fn segment_spans_cover_their_words(
+            sentences in proptest::collection::vec(
+                (proptest::collection::vec(WORD, 1..12), "[.?!]"), 1..8),
+        ) {
+            let t = sentences_text(&sentences);
+            for normalize in [true, false] {
+                let s = Segmenter { normalize, options: SegmentOptions::default() };
+                for seg in s.segments(&t, true) {
+                    let mut last = 0;
+                    for span in &seg.spans {
+                        proptest::prop_assert!(span.src.start >= last && span.src.end <= t.len());
+                        proptest::prop_assert!(span.out.end <= seg.text.len());
+                        last = span.src.start;
+                    }
+                    for (i, c) in seg.text.char_indices() {
+                        if c.is_alphanumeric() {
+                            let src = seg.source_range(i..i + c.len_utf8());
+                            proptest::prop_assert!(!src.is_empty(), "{:?} in {:?}", c, seg.text);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Generated sentences (words and a terminator) as one text.
+    fn sentences_text(sentences: &[(Vec<String>, String)]) -> String {
+        sentences
+            .iter()
+            .map(|(words, end)| format!("{}{end} ", words.join(" ")))
+            .collect()
+    }
+
     /// Words, numbers and abbreviations that the normaliser and the splitters read
     /// differently, some followed by clause punctuation.
     const WORD: &str = "([a-z]{1,8}|[A-Z][a-z]{0,6}|[0-9]{1,4}|\\$[0-9]\\.[0-9]{2}|Dr\\.|Mr\\.|e\\.g\\.|U\\.S\\.|3\\.14)[,;:]?";
@@ -570,10 +691,7 @@ mod tests {
                 (proptest::collection::vec(WORD, 1..25), "[.?!]"), 0..60),
             window in 500usize..1500,
         ) {
-            let t: String = sentences
-                .iter()
-                .map(|(words, end)| format!("{}{end} ", words.join(" ")))
-                .collect();
+            let t = sentences_text(&sentences);
             for normalize in [true, false] {
                 let s = Segmenter { normalize, options: SegmentOptions::default() };
                 let got: Vec<Segment> = s.iter_in_windows(&t, true, window).collect();

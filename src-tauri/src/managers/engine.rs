@@ -6,7 +6,7 @@
 use crate::events;
 use crate::managers::history::HistoryManager;
 use crate::settings::Settings;
-use crate::state::{Level, Source, Speaking, State, Status};
+use crate::state::{Level, Source, Speaking, SpokenWord, State, Status};
 use hark_engine::{BackendChoice, Engine, EngineConfig, EngineError, Event, Events, Mode};
 use hark_voice::Scales;
 use hark_voice::{Voice, VoiceError};
@@ -23,6 +23,8 @@ struct Utterance {
     text: Arc<str>,
     source: Source,
     requested: std::time::Instant,
+    /// Where the highlighted clause the UI shows starts and ends (bytes of `text`).
+    shown: std::ops::Range<usize>,
 }
 
 pub struct EngineManager {
@@ -182,6 +184,11 @@ impl EngineManager {
             }
             match ev {
                 Event::Chunk { .. } => {}
+                Event::Word { id, char_range } => {
+                    if let Some(w) = self.word(id, char_range) {
+                        events::word(&self.app, &w);
+                    }
+                }
                 Event::Started { id } => {
                     // A first figure for the panel now; the engine's own onset replaces it
                     // with the utterance's stats.
@@ -243,9 +250,18 @@ impl EngineManager {
         }
     }
 
-    fn snippet(&self, id: u64, r: std::ops::Range<usize>, done: bool) -> Option<Speaking> {
+    /// The word `r` (bytes of the utterance's text) within the clause last shown, in the
+    /// UI's string offsets; `None` if it lies outside it.
+    fn word(&self, id: u64, r: std::ops::Range<usize>) -> Option<SpokenWord> {
         let u = lock(&self.utterances);
         let utt = u.get(&id)?;
+        let (start, end) = word_in_clause(&utt.text, &utt.shown, r)?;
+        Some(SpokenWord { id, start, end })
+    }
+
+    fn snippet(&self, id: u64, r: std::ops::Range<usize>, done: bool) -> Option<Speaking> {
+        let mut u = lock(&self.utterances);
+        let utt = u.get_mut(&id)?;
         let t = &*utt.text;
         if r.start > r.end || r.end > t.len() {
             return None;
@@ -254,6 +270,7 @@ impl EngineManager {
         let before_start = back_chars(t, start, CONTEXT_CHARS);
         let cur_end = fwd_chars(t, start, CURRENT_MAX_CHARS).min(end.max(start));
         let after_end = fwd_chars(t, cur_end, CONTEXT_CHARS);
+        utt.shown = start..cur_end;
         Some(Speaking {
             id,
             source: utt.source,
@@ -301,6 +318,7 @@ impl EngineManager {
                     text,
                     source,
                     requested: std::time::Instant::now(),
+                    shown: 0..0,
                 },
             );
             id
@@ -366,18 +384,41 @@ impl EngineManager {
     }
 
     fn engine_settings(&self, s: &Settings) -> hark_engine::Settings {
-        let voice = lock(&self.status).voice_scales;
-        hark_engine::Settings {
-            scales: Scales {
-                noise_scale: s.noise_scale.unwrap_or(voice.noise_scale),
-                length_scale: voice.length_scale * s.length_scale(),
-                noise_w: s.noise_w.unwrap_or(voice.noise_w),
-            },
-            volume: s.volume,
-            steps: s.step_mode,
-            seed: 0,
-        }
+        engine_settings(s, lock(&self.status).voice_scales)
     }
+}
+
+/// The engine's settings for the app's, on a voice with scales `voice`: the speed is the
+/// engine's own (a real multiple of normal speed), the length scale the voice's.
+fn engine_settings(s: &Settings, voice: Scales) -> hark_engine::Settings {
+    hark_engine::Settings {
+        scales: Scales {
+            noise_scale: s.noise_scale.unwrap_or(voice.noise_scale),
+            length_scale: voice.length_scale,
+            noise_w: s.noise_w.unwrap_or(voice.noise_w),
+        },
+        volume: s.volume,
+        steps: s.step_mode,
+        seed: 0,
+        speed: s.rate,
+        pitch: s.pitch,
+    }
+}
+
+/// Word `r` (bytes of `t`) inside the clause `shown` (bytes of `t`) as JavaScript string
+/// offsets (UTF-16 units) from the clause's start; `None` outside it.
+fn word_in_clause(
+    t: &str,
+    shown: &std::ops::Range<usize>,
+    r: std::ops::Range<usize>,
+) -> Option<(usize, usize)> {
+    if r.start < shown.start || r.end > shown.end || r.start > r.end || shown.end > t.len() {
+        return None;
+    }
+    let (a, b) = (floor(t, r.start), floor(t, r.end));
+    let units = |from: usize, to: usize| t[from..to].encode_utf16().count();
+    let start = units(shown.start, a);
+    Some((start, start + units(a, b)))
 }
 
 /// The chosen voice; if it has gone, the default one with a note saying so.
@@ -430,5 +471,33 @@ mod tests {
         assert_eq!(fwd_chars(t, 0, 2), 4);
         assert_eq!(fwd_chars(t, 0, 100), t.len());
         assert_eq!(back_chars(t, 4, 100), 0);
+    }
+
+    #[test]
+    fn a_word_is_placed_in_the_clause_in_javascript_offsets() {
+        // "naïve" after an emoji (two UTF-16 units) and an accent (one), in the clause at 4.
+        let t = "Hi. 😀 é naïve end.";
+        let shown = 4..t.len();
+        let at = t.find("naïve").unwrap();
+        let got = word_in_clause(t, &shown, at..at + "naïve".len());
+        let js_start = "😀 é ".encode_utf16().count();
+        assert_eq!(got, Some((js_start, js_start + 5)));
+        // Outside the clause shown: nothing.
+        assert_eq!(word_in_clause(t, &shown, 0..2), None);
+        assert_eq!(word_in_clause(t, &shown, 5..t.len() + 1), None);
+    }
+
+    #[test]
+    fn the_speed_setting_is_the_engines_speed() {
+        let voice = Scales::PIPER;
+        let s = Settings {
+            rate: 2.5,
+            pitch: -3.0,
+            ..Settings::default()
+        };
+        let e = engine_settings(&s, voice);
+        // A real 2.5×: the engine's speed, not a length scale of 1/2.5 (which played 1.66×).
+        assert_eq!((e.speed, e.pitch), (2.5, -3.0));
+        assert_eq!(e.scales.length_scale, voice.length_scale);
     }
 }

@@ -6,7 +6,7 @@ pub mod settings;
 pub mod sources;
 
 use crate::events::{self, NoticeLog};
-use crate::settings::{RATE_MAX, RATE_MIN, STEPS_MAX, Settings, default_voice_onnx};
+use crate::settings::{PITCH_MAX, RATE_MAX, RATE_MIN, STEPS_MAX, Settings, default_voice_onnx};
 use crate::shortcut::{self, Bindings};
 use crate::state::{AppState, Level, Limits, VoiceEntry};
 use engine::EngineManager;
@@ -77,6 +77,7 @@ pub fn snapshot(app: &AppHandle) -> AppState {
         limits: Limits {
             rate_min: RATE_MIN,
             rate_max: RATE_MAX,
+            pitch_max: PITCH_MAX,
             steps_max: STEPS_MAX,
         },
         version: env!("CARGO_PKG_VERSION"),

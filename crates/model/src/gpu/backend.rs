@@ -145,7 +145,7 @@ impl CudaBackend {
                 eps.extend(rng.normal(vec![1, 4 * c]).data);
             }
         }
-        let durations = self.model.finish_sdp(t)?;
+        let (durations, logw) = self.model.finish_sdp(t)?;
         let t0 = std::time::Instant::now();
         let frames: usize = durations.iter().sum();
         let eps = if scales.noise_scale == 0.0 {
@@ -167,7 +167,11 @@ impl CudaBackend {
         self.model
             .set_utterance(durations.clone(), scales.noise_scale, eps.as_deref())?;
         self.frames = frames;
-        Ok(UtteranceInfo { durations, frames })
+        Ok(UtteranceInfo {
+            durations,
+            frames,
+            logw: Some(logw),
+        })
     }
 
     /// Queues chunk [start, end): kernels (a captured graph) on the compute stream, then the

@@ -21,7 +21,7 @@ impl GpuModel {
     /// Duration predictor on the encoder output, waiting for its durations.
     pub fn run_sdp(&mut self, noise: &[f32], length_scale: f32) -> Result<Vec<usize>, GpuError> {
         self.launch_sdp(noise, length_scale)?;
-        self.finish_sdp(noise.len() / 2)
+        Ok(self.finish_sdp(noise.len() / 2)?.0)
     }
 
     /// Host copies of front-half results for `t` tokens.

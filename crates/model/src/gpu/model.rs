@@ -119,7 +119,8 @@ pub struct GpuModel {
     pub(crate) graphs: HashMap<(usize, usize, usize, usize), CudaGraph>,
     /// Off by [`GpuOptions::graphs`], or after a capture failed.
     pub graphs_enabled: bool,
-    /// Durations land here (pinned) and `sdp_done` says when.
+    /// Durations (`[..t]`, i32 bits) and logw (`[t..2t]`) land here (pinned) and `sdp_done`
+    /// says when.
     dur_host: Pinned,
     sdp_done: cudarc::driver::CudaEvent,
 }
@@ -269,18 +270,17 @@ impl GpuModel {
         self.dur
             .launch(&self.launch(), p(&f.enc.x), &f.dur, t, length_scale)?;
         self.mark("duration predictor")?;
-        if self.dur_host.len() < t {
-            self.dur_host = self.gpu.alloc_pinned(t.next_power_of_two())?;
+        if self.dur_host.len() < 2 * t {
+            self.dur_host = self.gpu.alloc_pinned((2 * t).next_power_of_two())?;
         }
         super::device::count(&super::device::COPIES);
-        // SAFETY: `dur` holds t ints; the pinned buffer has room and is read only after
-        // `sdp_done` completes.
+        let (dur, logw) = self.dur_host.slice_mut()[..2 * t].split_at_mut(t);
+        // SAFETY: `dur` and `logw` hold t words each; the pinned buffer has room and is read
+        // only after `sdp_done` completes.
         unsafe {
-            cudarc::driver::result::memcpy_dtoh_async(
-                &mut self.dur_host.slice_mut()[..t],
-                p(&self.front.dur.dur),
-                self.gpu.stream.cu_stream(),
-            )?;
+            let stream = self.gpu.stream.cu_stream();
+            cudarc::driver::result::memcpy_dtoh_async(dur, p(&self.front.dur.dur), stream)?;
+            cudarc::driver::result::memcpy_dtoh_async(logw, p(&self.front.dur.logw), stream)?;
         }
         self.sdp_done.record(&self.gpu.stream)?;
         Ok(())
@@ -290,12 +290,15 @@ impl GpuModel {
         self.sdp_done.is_complete()
     }
 
-    pub fn finish_sdp(&mut self, t: usize) -> Result<Vec<usize>, GpuError> {
+    /// The durations and logw of [`Self::launch_sdp`], once they are on the host.
+    pub fn finish_sdp(&mut self, t: usize) -> Result<(Vec<usize>, Vec<f32>), GpuError> {
         self.sdp_done.synchronize()?;
-        Ok(self.dur_host.slice()[..t]
+        let (dur, logw) = self.dur_host.slice()[..2 * t].split_at(t);
+        let dur = dur
             .iter()
             .map(|v| (v.to_bits() as i32).max(0) as usize)
-            .collect())
+            .collect();
+        Ok((dur, logw.to_vec()))
     }
 
     /// Makes an utterance current: frames, prior noise [C, F] (None when noise_scale is 0).

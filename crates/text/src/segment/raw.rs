@@ -32,9 +32,33 @@ pub(super) fn segments(text: &str, first_max_chars: Option<usize>) -> Vec<Segmen
     out.into_iter()
         .map(|range| Segment {
             text: text[range.clone()].to_string(),
+            spans: token_spans(&text[range.clone()], range.start),
             range,
         })
         .collect()
+}
+
+/// Verbatim text: one span per whitespace-separated token, at offset `base` in the input.
+fn token_spans(text: &str, base: usize) -> Vec<super::Span> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        match (c.is_whitespace(), start) {
+            (true, Some(a)) => {
+                spans.push(super::Span {
+                    out: a..i,
+                    src: base + a..base + i,
+                });
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    spans
 }
 
 /// Byte offset just after the first clause of a sentence longer than `max_chars` (after `,`

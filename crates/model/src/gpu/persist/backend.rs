@@ -239,7 +239,11 @@ impl PersistentBackend {
         ) {
             Ok(durations) => {
                 let frames = durations.iter().sum();
-                Ok(Some(UtteranceInfo { durations, frames }))
+                Ok(Some(UtteranceInfo {
+                    durations,
+                    frames,
+                    logw: None,
+                }))
             }
             // Too many frames for the kernel's slots: the graph path makes this one.
             Err(ProtocolError::TooLarge(m)) => {
