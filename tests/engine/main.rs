@@ -2,4 +2,5 @@
 mod bounded;
 mod cli_speak;
 mod espeak_isolation;
+mod soak;
 mod streaming_engine;
