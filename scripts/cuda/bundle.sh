@@ -6,7 +6,8 @@
 # NAME.onnx.json beside it): run.sh then imports it on the device and gives it to onnxruntime
 # for the benchmark's anchor.
 # On the device: STEPS="parity speak bench sanitize" B=$PWD/.device/NAME bash .device/NAME/run.sh
-# (run.sh's steps: parity speak bench ab onset sanitize persist perf pspeak pbench psanitize)
+# (run.sh's steps: parity speak bench ab onset sanitize persist perf pspeak pbench psanitize
+# soak; scripts/cuda/soak.sh runs the soak alone)
 # usage: bundle.sh DEST VOICE [REF_DIR]
 # PARITY=0 leaves out the GPU parity tests (for runs that only need `hark`).
 set -euo pipefail
@@ -39,6 +40,6 @@ mkdir -p "$DEST"
 # The ONNX is compressed already: store the bundle's other files compressed, it as it is.
 XZ_OPT=-3 tar -C "$STAGE" --exclude=onnx -cJf "$DEST/bundle.tar.xz" .
 [ -d "$STAGE/onnx" ] && cp "$STAGE"/onnx/* "$DEST/"
-cp scripts/cuda/run.sh "$DEST/"
+cp scripts/cuda/run.sh scripts/cuda/soak.sh "$DEST/"
 rm -rf "$STAGE"
 ls -la "$DEST"

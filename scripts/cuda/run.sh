@@ -122,5 +122,14 @@ PY
         HARK_PERSIST_BLOCKS=${PBLOCKS:-} timeout ${SAN_S:-100} \
         compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 --nocapture ${SAN_TEST:-persistent_matches_graph_on_random_weights} 2>&1 | tail -12
     done ;;
+  soak)
+    # Issue 19: SOAK_N utterances through the streaming engine on a simulated device
+    # SOAK_SPEED times faster than real time; exits non-zero if RSS grows > 5 %, threads or
+    # fds grow, or an utterance is lost. One device command may run 10 minutes at most.
+    echo "== soak, load $(cat /proc/loadavg)"
+    timeout ${SOAK_S:-570} bin/hark bench --soak ${SOAK_N:-10000} --backend cuda \
+      --soak-speed ${SOAK_SPEED:-50} > "$OUT/soak.txt"
+    echo "soak exit status $?"
+    cat "$OUT/soak.txt" ;;
   esac
 done

@@ -2,5 +2,6 @@
 mod bounded;
 mod cli_speak;
 mod espeak_isolation;
+mod soak;
 mod streaming_engine;
 mod words_and_rates;

@@ -19,11 +19,12 @@ pub(super) struct ClockDriver {
 
 impl ClockDriver {
     /// Calls `cb` with `period_frames` frames every period, on an absolute schedule (a late
-    /// wake-up does not shift the ones after it, like a sound card's clock).
-    pub fn start(mut cb: Callback, period_frames: u32) -> std::io::Result<Self> {
+    /// wake-up does not shift the ones after it, like a sound card's clock). `speed` > 1
+    /// plays faster than real time (the period is `speed` times shorter), for soak runs.
+    pub fn start(mut cb: Callback, period_frames: u32, speed: f64) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        let period = Duration::from_secs_f64(period_frames as f64 / CLOCK_RATE as f64);
+        let period = Duration::from_secs_f64(period_frames as f64 / CLOCK_RATE as f64 / speed);
         let thread = std::thread::Builder::new()
             .name("hark-audio-clock".into())
             .spawn(move || {

@@ -8,5 +8,5 @@ pub mod resample;
 pub mod wav;
 
 pub use hark_engine::output::{AudioError, Output};
-pub use out::{DEFAULT_BUFFER_MS, DeviceSink, device, simulated};
+pub use out::{DEFAULT_BUFFER_MS, DeviceSink, device, simulated, simulated_at};
 pub use wav::{WavFormat, WavSink, remove_partial_on_signals};

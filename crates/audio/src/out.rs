@@ -126,16 +126,18 @@ impl DeviceSink {
 
     /// No sound card: the callback runs on a timer thread every `period_ms` at 48 kHz
     /// stereo, and its samples are dropped. For measuring the streaming path where there is
-    /// no device.
+    /// no device. `speed` > 1 runs the clock that many times faster than real time.
     pub fn simulated(
         source_rate: u32,
         on_mark: MarkFn,
         transport: Arc<Transport>,
         period_ms: u32,
+        speed: f64,
     ) -> Result<Self, AudioError> {
         let frames = CLOCK_RATE * period_ms / 1000;
         let (cb, parts) = Parts::new(source_rate, CLOCK_RATE, CLOCK_CHANNELS, on_mark, &transport)?;
-        let clock = ClockDriver::start(cb, frames).map_err(|e| AudioError::Open(e.to_string()))?;
+        let clock =
+            ClockDriver::start(cb, frames, speed).map_err(|e| AudioError::Open(e.to_string()))?;
         Ok(parts.into_sink(Driver::Clock(clock), Some(frames)))
     }
 
@@ -489,6 +491,7 @@ impl OpenSink for Device {
 /// A stand-in for a sound card: the same callback on a timer thread.
 struct Simulated {
     period_ms: u32,
+    speed: f64,
 }
 
 impl OpenSink for Simulated {
@@ -498,7 +501,8 @@ impl OpenSink for Simulated {
         on_mark: MarkFn,
         transport: Arc<Transport>,
     ) -> Result<Box<dyn AudioSink>, AudioError> {
-        let sink = DeviceSink::simulated(source_rate, on_mark, transport, self.period_ms)?;
+        let sink =
+            DeviceSink::simulated(source_rate, on_mark, transport, self.period_ms, self.speed)?;
         Ok(Box::new(sink))
     }
 }
@@ -515,8 +519,20 @@ pub fn device(buffer_ms: Option<u32>) -> Output {
 /// samples. Everything up to the callback is the device path, so onset, stop and underruns
 /// mean the same as on a device; for benchmarks and tests on machines without audio.
 pub fn simulated(period_ms: Option<u32>) -> Output {
+    simulated_at(period_ms, 1.0)
+}
+
+/// [`simulated`], with a clock `speed` times faster than real time (the callback still
+/// hands out one device period of audio each time, only sooner): for soak runs that push
+/// thousands of utterances through the real streaming path.
+pub fn simulated_at(period_ms: Option<u32>, speed: f64) -> Output {
     let period_ms = period_ms.unwrap_or(DEFAULT_BUFFER_MS);
-    Output::Sink(Arc::new(Simulated { period_ms }))
+    let speed = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    };
+    Output::Sink(Arc::new(Simulated { period_ms, speed }))
 }
 
 #[cfg(test)]
@@ -535,7 +551,7 @@ mod tests {
         let seen = Arc::clone(&hits);
         let on_mark: MarkFn = Arc::new(move |tag, at| seen.lock().unwrap().push((tag, at)));
         let transport: Arc<Transport> = Arc::default();
-        let s = DeviceSink::simulated(RATE, on_mark, Arc::clone(&transport), 5).unwrap();
+        let s = DeviceSink::simulated(RATE, on_mark, Arc::clone(&transport), 5, 1.0).unwrap();
         (s, transport, hits)
     }
 

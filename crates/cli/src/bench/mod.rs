@@ -4,6 +4,7 @@ mod engines;
 mod gpu;
 mod onset;
 mod onset_stages;
+mod soak;
 mod text;
 
 use anyhow::Context;
@@ -76,6 +77,20 @@ pub struct BenchArgs {
     /// (cuda) Onset runs on the CPU backend for the comparison (0 skips it).
     #[arg(long, default_value_t = 20)]
     cpu_runs: usize,
+    /// Instead: a soak run of this many utterances through the streaming engine on a
+    /// simulated device, with interrupts, pauses and setting changes; fails if memory,
+    /// threads or open files grow, or an utterance is lost.
+    #[arg(long, value_name = "N")]
+    soak: Option<usize>,
+    /// With --soak: utterances between samples (default 1,000, or N/10 below 10,000).
+    #[arg(long)]
+    soak_every: Option<usize>,
+    /// With --soak: how many times faster than real time the simulated device plays.
+    #[arg(long, default_value_t = 20.0)]
+    soak_speed: f64,
+    /// With --soak: the seed of the schedule (texts, interrupts, pauses, settings).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Serialize, Clone, Copy, Debug)]
@@ -148,6 +163,17 @@ struct Report {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if let Some(utterances) = args.soak {
+        return soak::run(&soak::SoakArgs {
+            voice: args.voice,
+            backend: args.backend,
+            utterances,
+            every: args.soak_every,
+            speed: args.soak_speed,
+            seed: args.seed,
+            json: args.json,
+        });
+    }
     if args.onset {
         return onset::run(&args.onset_args());
     }
