@@ -52,33 +52,7 @@ pub fn quick() -> bool {
 
 /// Joe's dimensions (en_US-joe-medium), so random-weight cases have the real shapes.
 pub fn joe_dims() -> ModelDims {
-    ModelDims {
-        n_vocab: 256,
-        hidden_channels: 192,
-        filter_channels: 768,
-        n_heads: 2,
-        n_layers: 6,
-        ffn_kernel_size: 3,
-        window_size: 4,
-        inter_channels: 192,
-        dp_filter_channels: 192,
-        dp_kernel_size: 3,
-        dp_ddsconv_layers: 3,
-        dp_flow_indices: vec![7, 5, 3],
-        dp_num_bins: 10,
-        dp_tail_bound: 5.0,
-        flow_n_couplings: 4,
-        flow_wn_layers: 4,
-        flow_kernel_size: 5,
-        flow_dilation_rate: 1,
-        upsample_initial_channel: 256,
-        upsample_rates: vec![8, 8, 4],
-        upsample_kernel_sizes: vec![16, 16, 8],
-        resblock_kernel_sizes: vec![3, 5, 7],
-        resblock_dilation_sizes: vec![vec![1, 2], vec![2, 6], vec![3, 12]],
-        dec_pre_kernel_size: 7,
-        dec_post_kernel_size: 7,
-    }
+    ModelDims::piper_medium()
 }
 
 pub fn rand_vec(rng: &mut ChaCha8Rng, n: usize, scale: f32) -> Vec<f32> {

@@ -189,6 +189,8 @@ fn real_voice_dims_and_config_read_from_graph() {
         [vec![1, 2], vec![2, 6], vec![3, 12]]
     );
     assert_eq!((d.dec_pre_kernel_size, d.dec_post_kernel_size), (7, 7));
+    // The tests' base shapes are this voice's.
+    assert_eq!(*d, hark_voice::ModelDims::piper_medium());
     assert_eq!(c.hop_length, 256);
 
     let piper: serde_json::Value =

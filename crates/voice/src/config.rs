@@ -91,6 +91,39 @@ pub struct ModelDims {
 }
 
 impl ModelDims {
+    /// The dimensions of Piper's medium-quality voices (en_US-joe-medium among them). Real
+    /// voices read theirs from the graph ([`crate::dims::read_dims`]); this is the base that
+    /// tests shrink or reshape, so that each says only what it changes.
+    pub fn piper_medium() -> Self {
+        Self {
+            n_vocab: 256,
+            hidden_channels: 192,
+            filter_channels: 768,
+            n_heads: 2,
+            n_layers: 6,
+            ffn_kernel_size: 3,
+            window_size: 4,
+            inter_channels: 192,
+            dp_filter_channels: 192,
+            dp_kernel_size: 3,
+            dp_ddsconv_layers: 3,
+            dp_flow_indices: vec![7, 5, 3],
+            dp_num_bins: 10,
+            dp_tail_bound: 5.0,
+            flow_n_couplings: 4,
+            flow_wn_layers: 4,
+            flow_kernel_size: 5,
+            flow_dilation_rate: 1,
+            upsample_initial_channel: 256,
+            upsample_rates: vec![8, 8, 4],
+            upsample_kernel_sizes: vec![16, 16, 8],
+            resblock_kernel_sizes: vec![3, 5, 7],
+            resblock_dilation_sizes: vec![vec![1, 2], vec![2, 6], vec![3, 12]],
+            dec_pre_kernel_size: 7,
+            dec_post_kernel_size: 7,
+        }
+    }
+
     /// Receptive field of flow + decoder in frames, each side: how much context a chunk needs.
     /// The larger of [`Self::flow_decoder_receptive_span`]'s two sides.
     pub fn flow_decoder_receptive_frames(&self) -> usize {

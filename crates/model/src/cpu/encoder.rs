@@ -313,26 +313,15 @@ mod tests {
             filter_channels: f,
             n_heads: heads,
             n_layers: layers,
-            ffn_kernel_size: 3,
             window_size: 2,
             inter_channels: c,
             dp_filter_channels: h,
-            dp_kernel_size: 3,
-            dp_ddsconv_layers: 3,
-            dp_flow_indices: vec![7, 5, 3],
-            dp_num_bins: 10,
-            dp_tail_bound: 5.0,
-            flow_n_couplings: 4,
-            flow_wn_layers: 4,
-            flow_kernel_size: 5,
-            flow_dilation_rate: 1,
             upsample_initial_channel: 8,
             upsample_rates: vec![2],
             upsample_kernel_sizes: vec![4],
             resblock_kernel_sizes: vec![3],
             resblock_dilation_sizes: vec![vec![1]],
-            dec_pre_kernel_size: 7,
-            dec_post_kernel_size: 7,
+            ..ModelDims::piper_medium()
         }
     }
 
