@@ -252,15 +252,18 @@ impl Time {
             Some(s) if self.meridiem.is_none() => {
                 hours_minutes_seconds(self.hour, self.minute, s, true)
             }
-            _ => format!(
-                "{} {}",
-                cardinal(&self.hour.to_string()),
-                minutes_words(self.hour, self.minute, self.meridiem.is_some())
-            ),
+            _ => {
+                let clock = format!(
+                    "{} {}",
+                    cardinal(&self.hour.to_string()),
+                    minutes_words(self.hour, self.minute, self.meridiem.is_some())
+                );
+                match seconds {
+                    Some(s) => format!("{clock} and {}", count(s, "second")),
+                    None => clock,
+                }
+            }
         };
-        if let Some(s) = seconds.filter(|_| self.meridiem.is_some()) {
-            text = format!("{text} and {}", count(s, "second"));
-        }
         for extra in [self.meridiem.map(str::to_string), self.zone.clone()]
             .into_iter()
             .flatten()
