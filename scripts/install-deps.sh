@@ -11,11 +11,13 @@ APT_PACKAGES=(
   build-essential pkg-config ca-certificates unzip
   libespeak-ng-dev espeak-ng-data      # phonemes (FFI to libespeak-ng)
   libsonic-dev                         # speed and pitch (FFI to libsonic, as espeak-ng and NVDA use)
+  cmake                                # export to Opus: the opus crate builds its bundled libopus 1.5
   libasound2-dev                       # cpal (ALSA)
   python3 python3-venv python3-pip     # oracle and reference scripts
   pipewire pipewire-pulse pipewire-alsa wireplumber pulseaudio-utils dbus sox  # audio tests
   libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev  # the Tauri app
   xvfb xauth webkit2gtk-driver xclip   # the app's end-to-end tests (Xvfb, WebDriver, clipboard)
+  speech-dispatcher speech-dispatcher-espeak-ng python3-speechd  # sd_hark's tests and `hark bench --speechd`
 )
 # npm only installs axe-core for the app's accessibility test; skip the Debian package if npm exists.
 command -v npm >/dev/null || APT_PACKAGES+=(npm)

@@ -2,19 +2,27 @@
 # One command from a fresh Debian/Ubuntu machine to Hark running: installs what is missing,
 # builds, installs the default voice on the first run, then
 #   ./scripts/run.sh                   starts the desktop app (docs/APP.md), or
-#   ./scripts/run.sh "Text to speak"   speaks the text with the command-line engine.
+#   ./scripts/run.sh "Text to speak"   speaks the text with the command-line engine, or
+#   ./scripts/run.sh --screen-reader   makes Hark the desktop's voice: speech-dispatcher's
+#                                      default module, so Orca and every other client speak
+#                                      with it (docs/SPEECHD.md; undo: hark speechd uninstall).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 HARK=target/release/hark
 ONNX=$(scripts/fetch-voice.sh)
-if [ $# -gt 0 ]; then
+if [ "${1:-}" = "--screen-reader" ]; then
+  cargo build --release --locked -p hark -p hark-speechd
+elif [ $# -gt 0 ]; then
   cargo build --release --locked -p hark
 else
   cargo build --release --locked -p hark -p hark-app
 fi
 if ! $HARK voice list | grep -q '^en_US-joe-medium'; then
   $HARK voice import "$ONNX"
+fi
+if [ "${1:-}" = "--screen-reader" ]; then
+  exec $HARK speechd install --default --restart
 fi
 if [ $# -gt 0 ]; then
   exec $HARK speak "$1"

@@ -4,11 +4,15 @@
 // that the command names, the Settings/Status keys and the backend and GPU engine <select>
 // values match.
 
-/** @typedef {"speak_selection"|"speak_clipboard"|"stop"|"pause_resume"|"toggle_auto_read"} ActionKey */
+/** Steps through what is being read (`navigate`). @typedef {"previous_sentence"|"repeat_sentence"|"next_sentence"|"back_5s"|"forward_5s"} Step */
+
+/** @typedef {"speak_selection"|"speak_clipboard"|"stop"|"pause_resume"|"toggle_auto_read"|Step|"read_from_cursor"} ActionKey */
 
 /**
  * @typedef {{ speak_selection: string, speak_clipboard: string, stop: string,
- *   pause_resume: string, toggle_auto_read: string }} Shortcuts
+ *   pause_resume: string, toggle_auto_read: string, previous_sentence: string,
+ *   repeat_sentence: string, next_sentence: string, back_5s: string, forward_5s: string,
+ *   read_from_cursor: string }} Shortcuts
  */
 
 /** The engine's step mode, by its serde names. @typedef {"auto" | { fixed: number }} StepMode */
@@ -69,6 +73,10 @@
 
 /** @typedef {{ level: "info"|"warning"|"error", text: string }} Notice */
 /** @typedef {{ stage: "running"|"done"|"failed", message: string, voice: string | null }} ImportProgress */
+/**
+ * @typedef {{ stage: "running"|"done"|"failed"|"cancelled", path: string, fraction: number,
+ *   eta_s: number | null, audio_s: number, message: string | null }} ExportProgress
+ */
 /** @typedef {{ watch: "on"|"off"|"unavailable", note: string | null, follow: string | null }} SourcesStatus */
 /** @typedef {{ action: ActionKey, accel: string, ok: boolean, problem: string | null }} ShortcutStatus */
 /** @typedef {{ name: string, sample_rate: number, dtype: string, size_mb: number }} VoiceEntry */
@@ -117,6 +125,8 @@ export const api = {
   stop: () => call("stop"),
   /** @returns {Promise<EngineState>} */
   togglePause: () => call("toggle_pause"),
+  /** @param {Step} step @returns {Promise<void>} */
+  navigate: (step) => call("navigate", { step }),
   /** @param {"voice"|"caption"} kind @returns {Promise<string | null>} */
   pickFile: (kind) => call("pick_file", { kind }),
   /** @param {string} path @returns {Promise<void>} */
@@ -133,6 +143,12 @@ export const api = {
   followStop: () => call("follow_stop"),
   /** @returns {Promise<void>} */
   restartEngine: () => call("restart_engine"),
+  /** @returns {Promise<string | null>} */
+  pickExportPath: () => call("pick_export_path"),
+  /** @param {string} text @param {string} path @returns {Promise<void>} */
+  exportStart: (text, path) => call("export_start", { text, path }),
+  /** @returns {Promise<void>} */
+  exportCancel: () => call("export_cancel"),
 };
 
 /**
@@ -159,4 +175,8 @@ export const on = {
   state: (f) => listen("hark:state", f),
   /** @param {(p: ImportProgress) => void} f */
   importProgress: (f) => listen("hark:import", f),
+  /** @param {(p: ExportProgress) => void} f */
+  exportProgress: (f) => listen("hark:export", f),
+  /** A shortcut asks to read the text box from its caret. @param {() => void} f */
+  readFromCursor: (f) => listen("hark:read-from-cursor", f),
 };

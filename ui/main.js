@@ -15,6 +15,12 @@ const SHORTCUT_LABELS = {
   stop: "Stop",
   pause_resume: "Pause or resume",
   toggle_auto_read: "Auto-read on or off",
+  previous_sentence: "Previous sentence",
+  repeat_sentence: "Repeat sentence",
+  next_sentence: "Next sentence",
+  back_5s: "Back 5 seconds",
+  forward_5s: "Forward 5 seconds",
+  read_from_cursor: "Read from the cursor",
 };
 const STATE_TEXT = {
   starting: "Starting the speech engine…",
@@ -278,7 +284,11 @@ function renderShortcuts(/** @type {Settings} */ s) {
     input.setAttribute("aria-invalid", String(Boolean(bad)));
     $(`sc-${key}-problem`).textContent = bad ? r.problem : "";
   }
-  const keys = { speak_clipboard: "speak-clipboard", speak_selection: "speak-selection", pause_resume: "pause", stop: "stop" };
+  const keys = {
+    speak_clipboard: "speak-clipboard", speak_selection: "speak-selection", pause_resume: "pause", stop: "stop",
+    previous_sentence: "previous-sentence", repeat_sentence: "repeat-sentence", next_sentence: "next-sentence",
+    back_5s: "back-5s", forward_5s: "forward-5s", read_from_cursor: "read-from-cursor",
+  };
   for (const [key, id] of Object.entries(keys)) {
     const accel = s.shortcuts[key];
     if (accel) $(id).setAttribute("aria-keyshortcuts", accel.replaceAll("Ctrl", "Control"));
@@ -317,6 +327,53 @@ function renderAll(/** @type {AppState} */ s) {
 // ---- actions -------------------------------------------------------------------------------
 
 /** Runs a command; a rejection becomes a visible, announced error. */
+/** "1 min 5 s", "40 s": a duration as it is read out. */
+function spokenDuration(/** @type {number} */ seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  const m = Math.floor(s / 60);
+  return m ? `${m} min ${s % 60} s` : `${s} s`;
+}
+
+/** Export…: to the typed path, or first to one chosen in the save dialog. */
+async function startExport() {
+  let path = $("export-path").value.trim();
+  if (!path) {
+    path = await run(api.pickExportPath());
+    if (!path) return;
+    $("export-path").value = path;
+  }
+  await run(api.exportStart($("typed").value, path));
+}
+
+/** An export's progress: the bar and its line; start, end and failure are announced. */
+function renderExport(/** @type {import("./api.js").ExportProgress} */ p) {
+  const bar = /** @type {HTMLProgressElement} */ ($("export-progress"));
+  const line = $("export-state");
+  $("export-status").hidden = false;
+  $("export-start").disabled = p.stage === "running";
+  $("export-cancel").disabled = p.stage !== "running";
+  const name = p.path.split(/[\\/]/).pop() || p.path;
+  if (p.stage === "running") {
+    bar.value = p.fraction;
+    const left = p.eta_s == null ? "" : `, about ${spokenDuration(p.eta_s)} left`;
+    line.textContent = `Exporting to ${name}: ${Math.round(p.fraction * 100)} %${left}.`;
+    // Only the start is announced: a running count would talk over the reading.
+    if (p.fraction === 0 && p.audio_s === 0) announce(`Exporting to ${name}.`);
+  } else if (p.stage === "done") {
+    bar.value = 1;
+    line.textContent = `Exported ${spokenDuration(p.audio_s)} of audio to ${p.path}.`;
+    announce(line.textContent);
+  } else if (p.stage === "cancelled") {
+    bar.value = 0;
+    line.textContent = "Export cancelled; no file was written.";
+    announce(line.textContent);
+  } else {
+    bar.value = 0;
+    line.textContent = `The export failed: ${p.message ?? "unknown error"}`;
+    announce(line.textContent, "error");
+  }
+}
+
 async function run(/** @type {Promise<any>} */ p) {
   try {
     return await p;
@@ -360,6 +417,17 @@ async function saveFromForm(/** @type {Event} */ ev) {
   }
 }
 
+/** Reads the text box from its caret (the start of a selection), to the end. */
+function readFromCursor() {
+  const box = /** @type {HTMLTextAreaElement} */ ($("typed"));
+  const rest = box.value.slice(box.selectionStart ?? 0);
+  if (!rest.trim()) {
+    announce(box.value.trim() ? "Nothing after the cursor." : "The text box is empty.");
+    return;
+  }
+  run(api.speakText(rest));
+}
+
 function wire() {
   for (const tab of document.querySelectorAll(".tab")) {
     tab.addEventListener("click", () => showView(tab.getAttribute("data-view")));
@@ -373,6 +441,11 @@ function wire() {
   });
   $("pause").addEventListener("click", () => run(api.togglePause()));
   $("speak-typed").addEventListener("click", () => run(api.speakText($("typed").value)));
+  // What happened is announced through the notice the step raises (as for a shortcut).
+  for (const b of document.querySelectorAll("button.step")) {
+    b.addEventListener("click", () => run(api.navigate(/** @type {any} */ (b.getAttribute("data-step")))));
+  }
+  $("read-from-cursor").addEventListener("click", readFromCursor);
   $("engine-retry").addEventListener("click", () => run(api.restartEngine()));
   $("install-default").addEventListener("click", () => run(api.installDefaultVoice()));
   for (const b of document.querySelectorAll(".import-voice")) {
@@ -399,6 +472,8 @@ function wire() {
       announce("Stopped following.");
     }
   });
+  $("export-start").addEventListener("click", startExport);
+  $("export-cancel").addEventListener("click", () => run(api.exportCancel()));
   $("clear-history").addEventListener("click", async () => {
     await run(api.clearHistory());
     announce("History cleared.");
@@ -438,6 +513,8 @@ async function main() {
   on.history(renderHistory);
   on.notice(notify);
   on.state(renderAll);
+  on.readFromCursor(readFromCursor);
+  on.exportProgress(renderExport);
   on.importProgress((p) => {
     $("import-status").hidden = false;
     $("import-text").textContent = p.message;

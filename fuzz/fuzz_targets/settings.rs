@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     assert!((0.0..=2.0).contains(&s.volume));
     assert!((1..=settings::STEPS_MAX).contains(&s.step_frames));
     assert!((80..=250).contains(&s.text_scale));
-    assert!(s.length_scale().is_finite() && s.length_scale() > 0.0);
+    assert!((-settings::PITCH_MAX..=settings::PITCH_MAX).contains(&s.pitch));
     for v in [s.noise_scale, s.noise_w].into_iter().flatten() {
         assert!((0.0..=2.0).contains(&v));
     }

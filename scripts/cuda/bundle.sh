@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Packs what a run on the device machine needs into DEST/bundle.tar.xz: stripped binaries
-# (hark, and the `parity` test binary as bin/gpu_parity), espeak-ng and its libraries (the
+# (hark, sd_hark, and the `parity` test binary as bin/gpu_parity), espeak-ng and its libraries (the
 # image lacks them), English espeak-ng data, the voice and reference audio. VOICE is a Hark
 # voice folder, or a Piper ONNX already passed through round_onnx.py and xz (NAME.onnx.xz,
 # NAME.onnx.json beside it): run.sh then imports it on the device and gives it to onnxruntime
 # for the benchmark's anchor.
 # On the device: STEPS="parity speak bench sanitize" B=$PWD/.device/NAME bash .device/NAME/run.sh
-# (run.sh's steps: parity speak bench ab onset sanitize persist perf pspeak pbench psanitize
-# soak; scripts/cuda/soak.sh runs the soak alone)
+# (run.sh's steps: parity speak bench ab onset sanitize speechd persist perf pspeak pbench
+# psanitize soak export; scripts/cuda/soak.sh runs the soak alone)
 # usage: bundle.sh DEST VOICE [REF_DIR]
 # PARITY=0 leaves out the GPU parity tests (for runs that only need `hark`).
 set -euo pipefail
@@ -16,8 +16,9 @@ DEST=$1; VOICE=$2; REF=${3:-}
 STAGE=$(mktemp -d)
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/voices" "$STAGE/espeak-ng-data"
 # Build both: the binaries embed the kernel sources, and the kernel cache is keyed by them.
-cargo build --release -p hark
+cargo build --release -p hark -p hark-speechd
 strip -o "$STAGE/bin/hark" target/release/hark
+strip -o "$STAGE/bin/sd_hark" target/release/sd_hark
 if [ "${PARITY:-1}" != 0 ]; then
   # The test build turns on hark-model's `test-hooks` (a dev-dependency feature) and relinks
   # target/release/hark with them: `hark` is taken above, before it.
@@ -35,7 +36,7 @@ case "$VOICE" in
   *) cp -r "$VOICE" "$STAGE/voices/" ;;
 esac
 [ -n "$REF" ] && cp -r "$REF" "$STAGE/ref"
-cp scripts/cuda/run.sh scripts/cuda/wavf.py "$STAGE/"
+cp scripts/cuda/run.sh scripts/cuda/wavf.py scripts/export-throughput.sh "$STAGE/"
 mkdir -p "$DEST"
 # The ONNX is compressed already: store the bundle's other files compressed, it as it is.
 XZ_OPT=-3 tar -C "$STAGE" --exclude=onnx -cJf "$DEST/bundle.tar.xz" .

@@ -93,6 +93,25 @@ PY
     HARK_CUDA_WARMUP=0 timeout ${RACE_S:-120} compute-sanitizer --tool racecheck bin/hark speak --backend cuda --out r.wav "$T" 2>&1 | grep -E "=====|rror" | tail -30
     echo "== compute-sanitizer racecheck, the kernel tests on their smaller sizes"
     HARK_PARITY_QUICK=1 timeout 50 compute-sanitizer --tool racecheck bin/gpu_parity --test-threads=1 conv_core backend_ops::flow backend_ops::decoder 2>&1 | grep -E "=====|test result|panicked|FAIL" | tail -30 ;;
+  speechd)
+    # sd_hark (issue 13) over its pipes as speech-dispatcher drives it, on a simulated
+    # device, with HarkBackend cuda: INIT, a SPEAK with a mark, CHARs, STOP, QUIT. Then the
+    # same with the GPU hidden: the module must start on the CPU. Check: 299 OK LOADED,
+    # 701/700-m1/702 for the SPEAK, "engine on cuda…" then "engine on cpu…" in the logs.
+    printf 'HarkAudio simulated\nHarkBackend cuda\nHarkCacheDir %s\n' "$H/sdcache" > sd.conf
+    for gpu in shown hidden; do
+      echo "== speechd, GPU $gpu"
+      if [ $gpu = hidden ]; then HIDE="env CUDA_VISIBLE_DEVICES="; else HIDE=env; fi
+      { printf 'INIT\n'; sleep 30
+        printf 'SET\nrate=0\npitch=0\n.\n'
+        printf 'SPEAK\n<speak>Hello from the GPU.<mark name="m1"/> And a second sentence.</speak>\n.\n'; sleep 8
+        for c in a b c; do printf 'CHAR\n%s\n.\n' $c; sleep 0.5; done
+        printf 'SPEAK\nA long sentence that is stopped before it ends, and it goes on, and on.\n.\n'; sleep 0.5
+        printf 'STOP\n'; sleep 1; printf 'QUIT\n'
+      } | HARK_SPEECHD_LOG=4 $HIDE timeout 120 bin/sd_hark sd.conf > "sd-$gpu.out" 2> "sd-$gpu.log"
+      echo "exit $?"; cat "sd-$gpu.out"
+      grep -E "timing|engine on|WARN|ERROR|panicked" "sd-$gpu.log" | head -40
+    done ;;
   persist)
     # The persistent engine (issue 7): every f16 parity test (the graph kernels were
     # refactored into stage bodies too), the persistent engine against the graph path.
@@ -122,6 +141,11 @@ PY
         HARK_PERSIST_BLOCKS=${PBLOCKS:-} timeout ${SAN_S:-100} \
         compute-sanitizer --tool $tool bin/gpu_parity --test-threads=1 --nocapture ${SAN_TEST:-persistent_matches_graph_on_random_weights} 2>&1 | tail -12
     done ;;
+  export)
+    # Issue 14 item 4: export throughput on the GPU (whole sentences per decode, as the
+    # blocking synthesiser does), the same book as the CPU figures in docs/BENCHMARKS.md.
+    echo "== export"
+    bash export-throughput.sh bin/hark cuda 2>&1 | tee "$OUT/export.txt" ;;
   soak)
     # Issue 19: SOAK_N utterances through the streaming engine on a simulated device
     # SOAK_SPEED times faster than real time; exits non-zero if RSS grows > 5 %, threads or

@@ -2,8 +2,9 @@
 //! three take exactly the same path.
 
 use crate::events;
+use crate::managers::engine::{EngineManager, Step};
 use crate::managers::sources::{Request, SourcesManager};
-use crate::managers::{self, engine::EngineManager, settings::SettingsManager};
+use crate::managers::{self, settings::SettingsManager};
 use crate::settings::Action;
 use crate::state::{Level, State};
 use tauri::{AppHandle, Manager};
@@ -26,6 +27,13 @@ pub fn perform(app: &AppHandle, action: Action) {
             };
             events::notice(app, Level::Info, msg);
         }
+        Action::PreviousSentence => step(app, Step::PreviousSentence),
+        Action::RepeatSentence => step(app, Step::RepeatSentence),
+        Action::NextSentence => step(app, Step::NextSentence),
+        Action::Back5 => step(app, Step::Back5),
+        Action::Forward5 => step(app, Step::Forward5),
+        // The caret is the page's: the UI reads from it (the same as its button).
+        Action::ReadFromCursor => events::read_from_cursor(app),
         Action::ToggleAutoRead => {
             let settings = app.state::<SettingsManager>();
             let mut s = settings.get();
@@ -44,5 +52,13 @@ pub fn perform(app: &AppHandle, action: Action) {
                 },
             );
         }
+    }
+}
+
+/// Steps through what is being read, and says so (or that nothing is).
+fn step(app: &AppHandle, step: Step) {
+    match app.state::<EngineManager>().navigate(step) {
+        Ok(()) => events::notice(app, Level::Info, step.done()),
+        Err(e) => events::notice(app, Level::Info, &e),
     }
 }

@@ -1,7 +1,9 @@
 //! Events pushed to the UI: one function per event, each sending a value from `state`. Names
 //! and payloads mirror `ui/api.js`. Knows no manager, so every manager can report through it.
 
-use crate::state::{AppState, ImportProgress, Item, Level, Notice, Speaking, SpokenWord, Status};
+use crate::state::{
+    AppState, ExportProgress, ImportProgress, Item, Level, Notice, Speaking, SpokenWord, Status,
+};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -10,10 +12,12 @@ use tauri::{AppHandle, Emitter, Manager};
 pub const STATUS: &str = "hark:status";
 pub const SPEAKING: &str = "hark:speaking";
 pub const WORD: &str = "hark:word";
+pub const READ_FROM_CURSOR: &str = "hark:read-from-cursor";
 pub const NOTICE: &str = "hark:notice";
 pub const HISTORY: &str = "hark:history";
 pub const STATE: &str = "hark:state";
 pub const IMPORT: &str = "hark:import";
+pub const EXPORT: &str = "hark:export";
 
 /// Notices raised before the UI was listening (a damaged settings file at start-up) are kept
 /// so `get_state` can show them.
@@ -76,4 +80,13 @@ pub fn state(app: &AppHandle, s: &AppState) {
 
 pub fn import(app: &AppHandle, p: &ImportProgress) {
     emit(app, IMPORT, p);
+}
+
+pub fn export(app: &AppHandle, p: &ExportProgress) {
+    emit(app, EXPORT, p);
+}
+
+/// Asks the UI to read its text box from the caret (a global shortcut: the caret is the page's).
+pub fn read_from_cursor(app: &AppHandle) {
+    emit(app, READ_FROM_CURSOR, &());
 }

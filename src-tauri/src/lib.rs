@@ -5,20 +5,23 @@
 //! Module order: each module uses only those above it, so there are no cycles (the test at the
 //! end checks every `crate::…` path against this list).
 //!
-//! 1. `settings` (the stored settings, the shortcut actions, the limits), `clipboard` (X11)
+//! 1. `locked` (taking a lock), `atomic_write` (saving a file so that a failure loses nothing), `settings` (the stored
+//!    settings, the shortcut actions, the limits), `clipboard` (X11)
 //! 2. `state`: every value the UI receives (snapshot and event payload types)
 //! 3. `events`: sends `state` values to the UI
 //! 4. `shortcut/`: parses and registers the global shortcuts, finds a pressed one's action
-//! 5. `managers/`: `settings`, `history`, then `engine`, then `sources`; `managers/mod.rs`
+//! 5. `managers/`: `settings`, `history`, then `engine`, `sources` and `export`; `managers/mod.rs`
 //!    applies a settings change across them and takes the UI's snapshot
 //! 6. `actions`: what a shortcut, the tray and a button trigger
 //! 7. `commands/` (thin `#[tauri::command]`s) and `tray`
 //! 8. `lib.rs`: the builder, plugins and setup
 
 mod actions;
+mod atomic_write;
 mod clipboard;
 mod commands;
 mod events;
+mod locked;
 mod managers;
 mod settings;
 mod shortcut;
@@ -85,6 +88,7 @@ pub fn run() {
             commands::speak_selection,
             commands::stop,
             commands::toggle_pause,
+            commands::navigate,
             commands::voices::pick_file,
             commands::voices::import_voice,
             commands::voices::install_default_voice,
@@ -93,6 +97,9 @@ pub fn run() {
             commands::follow_start,
             commands::follow_stop,
             commands::restart_engine,
+            commands::export::pick_export_path,
+            commands::export::export_start,
+            commands::export::export_cancel,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = built {
@@ -132,16 +139,17 @@ fn setup(app: &AppHandle) {
     if let Some(n) = note {
         events::notice(app, Level::Warning, &n);
     }
-    app.manage(HistoryManager::new(
-        dir.join("history.json"),
-        s.save_history,
-    ));
+    let history = HistoryManager::new(dir.join("history.json"), s.save_history);
+    let app2 = app.clone();
+    history.on_save_error(move |e| events::notice(&app2, Level::Error, &e));
+    app.manage(history);
     // The `HARK_*` overrides, read once: the voice folder for the commands, the rest for the
     // engine.
     let overrides = hark_engine::Overrides::from_env();
     app.manage(overrides.clone());
     app.manage(EngineManager::new(app.clone(), overrides));
     app.manage(SourcesManager::start(app, s.auto_read));
+    app.manage(managers::export::ExportManager::default());
     shortcut::apply(app, &s.shortcuts);
     managers::sync_autostart(app, s.start_at_login);
     if let Err(e) = tray::create(app) {
@@ -154,6 +162,8 @@ fn setup(app: &AppHandle) {
 mod tests {
     /// The module order above, in the order it is written, with each module's source.
     const ORDER: &[(&str, &str)] = &[
+        ("locked", include_str!("locked.rs")),
+        ("atomic_write", include_str!("atomic_write.rs")),
         ("settings", include_str!("settings.rs")),
         ("clipboard", include_str!("clipboard.rs")),
         ("state", include_str!("state.rs")),
@@ -163,9 +173,11 @@ mod tests {
         ("managers::history", include_str!("managers/history.rs")),
         ("managers::engine", include_str!("managers/engine.rs")),
         ("managers::sources", include_str!("managers/sources.rs")),
+        ("managers::export", include_str!("managers/export.rs")),
         ("managers", include_str!("managers/mod.rs")),
         ("actions", include_str!("actions.rs")),
         ("commands::voices", include_str!("commands/voices.rs")),
+        ("commands::export", include_str!("commands/export.rs")),
         ("commands", include_str!("commands/mod.rs")),
         ("tray", include_str!("tray.rs")),
     ];

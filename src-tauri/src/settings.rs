@@ -32,6 +32,13 @@ pub enum Action {
     Stop,
     PauseResume,
     ToggleAutoRead,
+    PreviousSentence,
+    RepeatSentence,
+    NextSentence,
+    Back5,
+    Forward5,
+    /// Read the app's text box from its caret.
+    ReadFromCursor,
 }
 
 impl Action {
@@ -43,6 +50,12 @@ impl Action {
             Action::Stop => "stop",
             Action::PauseResume => "pause_resume",
             Action::ToggleAutoRead => "toggle_auto_read",
+            Action::PreviousSentence => "previous_sentence",
+            Action::RepeatSentence => "repeat_sentence",
+            Action::NextSentence => "next_sentence",
+            Action::Back5 => "back_5s",
+            Action::Forward5 => "forward_5s",
+            Action::ReadFromCursor => "read_from_cursor",
         }
     }
 
@@ -53,6 +66,12 @@ impl Action {
             Action::Stop => "Stop",
             Action::PauseResume => "Pause or resume",
             Action::ToggleAutoRead => "Auto-read on or off",
+            Action::PreviousSentence => "Previous sentence",
+            Action::RepeatSentence => "Repeat sentence",
+            Action::NextSentence => "Next sentence",
+            Action::Back5 => "Back 5 seconds",
+            Action::Forward5 => "Forward 5 seconds",
+            Action::ReadFromCursor => "Read from the cursor",
         }
     }
 }
@@ -67,17 +86,29 @@ pub struct Shortcuts {
     pub stop: String,
     pub pause_resume: String,
     pub toggle_auto_read: String,
+    pub previous_sentence: String,
+    pub repeat_sentence: String,
+    pub next_sentence: String,
+    pub back_5s: String,
+    pub forward_5s: String,
+    pub read_from_cursor: String,
 }
 
 impl Shortcuts {
     /// Each action with its accelerator.
-    pub fn by_action(&self) -> [(Action, &str); 5] {
+    pub fn by_action(&self) -> [(Action, &str); 11] {
         [
             (Action::SpeakSelection, &self.speak_selection),
             (Action::SpeakClipboard, &self.speak_clipboard),
             (Action::Stop, &self.stop),
             (Action::PauseResume, &self.pause_resume),
             (Action::ToggleAutoRead, &self.toggle_auto_read),
+            (Action::PreviousSentence, &self.previous_sentence),
+            (Action::RepeatSentence, &self.repeat_sentence),
+            (Action::NextSentence, &self.next_sentence),
+            (Action::Back5, &self.back_5s),
+            (Action::Forward5, &self.forward_5s),
+            (Action::ReadFromCursor, &self.read_from_cursor),
         ]
     }
 }
@@ -90,6 +121,12 @@ impl Default for Shortcuts {
             stop: "Ctrl+Alt+S".into(),
             pause_resume: "Ctrl+Alt+P".into(),
             toggle_auto_read: "Ctrl+Alt+A".into(),
+            previous_sentence: "Ctrl+Alt+PageUp".into(),
+            repeat_sentence: "Ctrl+Alt+Home".into(),
+            next_sentence: "Ctrl+Alt+PageDown".into(),
+            back_5s: "Ctrl+Alt+Comma".into(),
+            forward_5s: "Ctrl+Alt+Period".into(),
+            read_from_cursor: "Ctrl+Alt+Enter".into(),
         }
     }
 }
@@ -265,15 +302,11 @@ fn set_aside(path: &Path, reason: String) -> LoadNote {
     }
 }
 
-/// Writes atomically (temp file + rename) so a crash never leaves half a file.
+/// Writes atomically (temp file + rename) so a crash, a full disk or a read-only folder never
+/// leaves half a file: the old one stays.
 pub fn save(path: &Path, settings: &Settings) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let json = serde_json::to_string_pretty(settings).map_err(std::io::Error::other)?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, json)?;
-    std::fs::rename(&tmp, path)
+    crate::atomic_write::write(path, json.as_bytes())
 }
 
 #[cfg(test)]
@@ -284,6 +317,23 @@ mod tests {
     fn missing_file_gives_defaults_quietly() {
         let d = tempfile::tempdir().unwrap();
         assert_eq!(load(&d.path().join(FILE_NAME)), (Settings::default(), None));
+    }
+
+    /// A save that cannot be written (the temporary file's name taken by a folder, which
+    /// fails even as root) is an error and leaves the old file as it was.
+    #[test]
+    fn a_failed_save_keeps_the_old_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(FILE_NAME);
+        save(&p, &Settings::default()).unwrap();
+        let old = std::fs::read(&p).unwrap();
+        std::fs::create_dir(d.path().join(format!("{FILE_NAME}.tmp"))).unwrap();
+        let changed = Settings {
+            rate: 2.0,
+            ..Settings::default()
+        };
+        assert!(save(&p, &changed).is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), old);
     }
 
     #[test]
@@ -367,6 +417,8 @@ mod tests {
                 stop: "Ctrl+Shift+3".into(),
                 pause_resume: "Ctrl+Shift+4".into(),
                 toggle_auto_read: String::new(),
+                // Not in that file: the defaults.
+                ..Shortcuts::default()
             },
         };
         assert_eq!(s, want);

@@ -183,3 +183,20 @@ pub struct ImportProgress {
     pub message: String,
     pub voice: Option<String>,
 }
+
+/// An export to an audio file, as it goes (`hark:export`).
+#[derive(Serialize, Clone, Debug)]
+pub struct ExportProgress {
+    /// "running", "done", "failed" or "cancelled".
+    pub stage: &'static str,
+    /// The file being written.
+    pub path: String,
+    /// The share of the text read, 0…1.
+    pub fraction: f64,
+    /// Seconds left, from the rate so far (none until a little has been read).
+    pub eta_s: Option<f64>,
+    /// Seconds of audio written so far.
+    pub audio_s: f64,
+    /// What went wrong, when it failed.
+    pub message: Option<String>,
+}

@@ -17,6 +17,7 @@ fn speech_reaches_the_sink_intact() {
     let Some(voices) = installed_voices_dir(HARK) else {
         return;
     };
+    let _sink = crate::sink_lock();
     let text = "Hello from Hark. This sentence is played through the speakers.";
     let reference = cli_reference(HARK, voices, text);
     let det = DETERMINISTIC;

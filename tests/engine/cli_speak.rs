@@ -30,7 +30,7 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn speak_to_wav(voices: &Path, extra: &[&str], text: &str) -> Vec<f32> {
+pub fn speak_to_wav(voices: &Path, extra: &[&str], text: &str) -> Vec<f32> {
     let dir = tempfile::tempdir().expect("tempdir");
     let wav = dir.path().join("x.wav");
     let wav_s = wav.to_str().expect("utf-8 path");

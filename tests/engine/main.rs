@@ -2,6 +2,9 @@
 mod bounded;
 mod cli_speak;
 mod espeak_isolation;
+mod export;
+mod navigation;
 mod soak;
+mod ssml_speak;
 mod streaming_engine;
 mod words_and_rates;

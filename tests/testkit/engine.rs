@@ -1,12 +1,27 @@
 //! Helpers for driving the streaming engine in-process.
 
-use hark_engine::{Event, Events, UtteranceId};
+use hark_engine::{EngineConfig, Event, Events, Output, StepMode, UtteranceId};
 use hark_voice::Voice;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub fn load_voice(voices: &Path) -> Voice {
     Voice::load_from(voices, Some("en_US-joe-medium")).expect("load voice")
+}
+
+/// A headless engine on the CPU whose chunks can be compared sample for sample: every chunk
+/// reported, the inaudible start kept, no noise, steps of 16 frames.
+pub fn deterministic_config(voice: Voice) -> EngineConfig {
+    let mut cfg = EngineConfig::new(Arc::new(voice));
+    cfg.backend = hark_engine::BackendChoice::Cpu;
+    cfg.output = Output::None;
+    cfg.emit_chunks = true;
+    cfg.trim_lead_in = false;
+    cfg.settings.scales.noise_scale = 0.0;
+    cfg.settings.scales.noise_w = 0.0;
+    cfg.settings.steps = StepMode::Fixed(16);
+    cfg
 }
 
 /// Receives events until `done` says stop (the event that satisfied it is included), or

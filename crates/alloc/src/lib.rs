@@ -9,11 +9,77 @@
 //! against 37–39 ms (≈ 20 warm), onsets 5–10 ms lower at the median; the host's penalty
 //! varies by the hour and was about three times larger earlier the same day.
 //! See docs/BENCHMARKS.md, "Streaming onset (CPU)".
+//!
+//! The cost is RSS at the allocator's high-water mark: a CPU soak grew 22 % over 400
+//! utterances while the live heap (the `heap-count` feature) stayed at 65 MB. A 10 s purge
+//! delay kept that soak flat, but not the H200 soak, and its cost after an idle pause is not
+//! measured on a quiet machine yet, so it is not the default; `MIMALLOC_PURGE_DELAY` (ms)
+//! tries it. docs/RELIABILITY.md, "Soak".
 
 use libmimalloc_sys::{mi_option_set, mi_option_t, mi_version};
 
+/// The global allocator, counting what it holds ([`live_bytes`]).
+#[cfg(feature = "heap-count")]
+pub use counting::Counting as Allocator;
 /// The global allocator; a binary declares it with `#[global_allocator]`.
+#[cfg(not(feature = "heap-count"))]
 pub use mimalloc::MiMalloc as Allocator;
+
+/// Bytes the program holds (allocated and not freed) with the `heap-count` feature, which
+/// the soak benchmark's diagnosis builds turn on; `None` without it. RSS alone cannot tell a
+/// leak from memory the allocator keeps (it does not purge), this can.
+pub fn live_bytes() -> Option<usize> {
+    #[cfg(feature = "heap-count")]
+    return Some(counting::live());
+    #[cfg(not(feature = "heap-count"))]
+    None
+}
+
+#[cfg(feature = "heap-count")]
+mod counting {
+    use mimalloc::MiMalloc;
+    use std::alloc::{GlobalAlloc, Layout};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+    pub fn live() -> usize {
+        LIVE.load(Ordering::Relaxed)
+    }
+
+    /// mimalloc, counting the bytes asked for and given back.
+    pub struct Counting;
+
+    // SAFETY: every call goes to mimalloc unchanged; only a counter is added.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            let p = unsafe { MiMalloc.alloc(l) };
+            if !p.is_null() {
+                LIVE.fetch_add(l.size(), Ordering::Relaxed);
+            }
+            p
+        }
+        unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+            let p = unsafe { MiMalloc.alloc_zeroed(l) };
+            if !p.is_null() {
+                LIVE.fetch_add(l.size(), Ordering::Relaxed);
+            }
+            p
+        }
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            unsafe { MiMalloc.dealloc(p, l) };
+            LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        }
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+            let q = unsafe { MiMalloc.realloc(p, l, new) };
+            if !q.is_null() {
+                LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+                LIVE.fetch_add(new, Ordering::Relaxed);
+            }
+            q
+        }
+    }
+}
 
 // Option numbers of mimalloc 3.x (`mi_option_e` in its mimalloc.h); libmimalloc-sys names
 // only the 2.x numbering, so they are spelt out here and used only on a 3.x library.
@@ -30,7 +96,10 @@ pub fn configure() -> bool {
             return false;
         }
         mi_option_set(ALLOW_LARGE_OS_PAGES, 1);
-        mi_option_set(PURGE_DELAY, -1);
+        // mimalloc's own variable wins, so a run can try another delay without a rebuild.
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+            mi_option_set(PURGE_DELAY, -1);
+        }
     }
     true
 }

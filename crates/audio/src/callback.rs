@@ -5,7 +5,7 @@
 //! or, without a sound card, on a timer thread (`clock.rs`).
 
 use cpal::{FromSample, SizedSample};
-use hark_engine::output::Transport;
+use hark_engine::output::{NAMED_MARK, Transport};
 use ringbuf::traits::{Consumer, Observer, Producer};
 use ringbuf::{HeapCons, HeapProd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -61,9 +61,32 @@ impl Shared {
     }
 }
 
+/// A clip for the callback to play ahead of the ring (`hark_engine::output::CuePort`),
+/// at the device's rate.
+pub(super) struct CueMsg {
+    /// The stop it follows: it plays once that stop has faded out.
+    pub stop: u64,
+    pub samples: Arc<[f32]>,
+    pub start_tag: u64,
+    pub end_tag: u64,
+}
+
+struct Playing {
+    msg: CueMsg,
+    pos: usize,
+}
+
 /// State owned by the audio callback.
 pub(super) struct Callback {
     consumer: HeapCons<f32>,
+    /// Clips to play, and where the callback leaves the ones it is done with (the notifier
+    /// thread frees them: the callback never frees memory).
+    cues: HeapCons<CueMsg>,
+    garbage: HeapProd<Arc<[f32]>>,
+    /// The clip of the current stop (it plays once that stop has faded out).
+    cue: Option<Playing>,
+    /// A clip a later stop is fading out.
+    old_cue: Option<Playing>,
     /// (device frame, tag, flush generation it was queued in).
     marks: HeapCons<(u64, u64, u64)>,
     hits: HeapProd<(u64, u64)>,
@@ -77,12 +100,18 @@ pub(super) struct Callback {
     seen_stop: u64,
     pos: u64,
     starving: bool,
+    /// Where a pause at a mark holds: markers from there on are not reported until playback
+    /// goes on (the fade-out after the hold still hands out a few ms past it).
+    hold: Option<u64>,
     boosted: bool,
 }
 
 impl Callback {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         consumer: HeapCons<f32>,
+        cues: HeapCons<CueMsg>,
+        garbage: HeapProd<Arc<[f32]>>,
         marks: HeapCons<(u64, u64, u64)>,
         hits: HeapProd<(u64, u64)>,
         shared: Arc<Shared>,
@@ -95,6 +124,10 @@ impl Callback {
         let seen_stop = shared.transport.stop.load(Ordering::Acquire);
         Self {
             consumer,
+            cues,
+            garbage,
+            cue: None,
+            old_cue: None,
             marks,
             hits,
             shared,
@@ -107,6 +140,7 @@ impl Callback {
             seen_stop,
             pos: 0,
             starving: false,
+            hold: None,
             boosted: false,
         }
     }
@@ -133,6 +167,11 @@ impl Callback {
             }
         }
         self.acked = flush_req;
+        // A clip an earlier stop cut short is done with.
+        if let Some(old) = self.old_cue.take() {
+            self.discard(old.msg.samples);
+        }
+        let sh = &self.shared;
         if stop != self.seen_stop {
             // The stop is complete once the last faded frame has left the callback.
             let t = sh.transport.now_us() + at as u64 * 1_000_000 / self.rate as u64;
@@ -140,9 +179,98 @@ impl Callback {
             sh.transport.stop_faded.store(stop, Ordering::Release);
         }
         self.seen_stop = stop;
+        self.hold = None;
         // The ring is empty because of the stop, not because the engine was late.
         self.starving = true;
         sh.flush_ack.store(flush_req, Ordering::Release);
+    }
+
+    /// Reports the markers already handed out; if the next one is an SSML mark at the
+    /// current sample, reports it too and holds there (true).
+    fn hold_at_named_mark(&mut self, now_ns: u64) -> bool {
+        while let Some(&(at, tag, _)) = self.marks.try_peek() {
+            if at > self.pos {
+                return false;
+            }
+            self.marks.try_pop();
+            let _ = self.hits.try_push((tag, now_ns));
+            if tag & NAMED_MARK != 0 {
+                self.hold = Some(self.pos);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn discard(&mut self, samples: Arc<[f32]>) {
+        // Full (never in practice): dropping here would free memory in the callback, so
+        // keep it.
+        if let Err(s) = self.garbage.try_push(samples) {
+            std::mem::forget(s);
+        }
+    }
+
+    /// Takes in new clips: the latest one for stop `stop` becomes the clip to play (what
+    /// played before it fades out with that stop); clips of earlier stops are dropped.
+    fn take_cues(&mut self, stop: u64, now_ns: u64) {
+        if let Some(c) = self.cue.take_if(|c| c.msg.stop < stop) {
+            self.retire(c);
+        }
+        while let Some(m) = self.cues.try_peek() {
+            if m.stop > stop {
+                break; // for a stop this callback has not seen yet
+            }
+            let Some(m) = self.cues.try_pop() else { break };
+            if m.stop < stop {
+                self.discard(m.samples);
+                continue;
+            }
+            if m.samples.is_empty() {
+                let _ = self.hits.try_push((m.start_tag, now_ns));
+                let _ = self.hits.try_push((m.end_tag, now_ns));
+                self.discard(m.samples);
+                continue;
+            }
+            if let Some(c) = self.cue.take() {
+                self.retire(c);
+            }
+            self.cue = Some(Playing { msg: m, pos: 0 });
+        }
+    }
+
+    /// A clip that a stop cuts short: heard until the fade ends, if it had started.
+    fn retire(&mut self, c: Playing) {
+        if c.pos > 0 && self.old_cue.is_none() {
+            self.old_cue = Some(c);
+        } else {
+            self.discard(c.msg.samples);
+        }
+    }
+
+    /// The current clip may play: its stop has faded out.
+    fn cue_ready(&self) -> bool {
+        self.cue
+            .as_ref()
+            .is_some_and(|c| c.msg.stop == self.seen_stop)
+    }
+
+    /// The next sample of the current clip, reporting its start and end.
+    fn next_cue_sample(&mut self, now_ns: u64) -> f32 {
+        let Some(c) = self.cue.as_mut() else {
+            return 0.0;
+        };
+        if c.pos == 0 {
+            let _ = self.hits.try_push((c.msg.start_tag, now_ns));
+        }
+        let s = c.msg.samples[c.pos];
+        c.pos += 1;
+        if c.pos >= c.msg.samples.len() {
+            let _ = self.hits.try_push((c.msg.end_tag, now_ns));
+            if let Some(done) = self.cue.take() {
+                self.discard(done.msg.samples);
+            }
+        }
+        s
     }
 
     pub fn fill<T: SizedSample + FromSample<f32>>(&mut self, out: &mut [T]) {
@@ -157,9 +285,28 @@ impl Callback {
         sh.errors_since_callback.store(0, Ordering::Release);
         let flush_req = sh.flush_req.load(Ordering::Acquire);
         let stop = sh.transport.stop.load(Ordering::Acquire);
+        self.take_cues(stop, now_ns);
         let mut flushing = flush_req != self.acked || stop != self.seen_stop;
+        let sh = &self.shared;
         let paused = sh.transport.paused.load(Ordering::Acquire);
+        if !paused {
+            self.hold = None; // resumed
+        }
+        if flushing {
+            let playing_cue = self.cue_ready() && self.cue.as_ref().is_some_and(|c| c.pos > 0);
+            let audible = self.old_cue.is_some() || playing_cue || !self.consumer.is_empty();
+            if !audible {
+                // Nothing is heard: the stop needs no fade.
+                self.gain = 0.0;
+            } else if stop == self.seen_stop && self.cue_ready() {
+                // The engine's flush of its ring while a clip plays: the ring is not heard.
+                self.finish_flush(flush_req, stop, 0);
+                flushing = false;
+            }
+        }
+        let sh = &self.shared;
         let mut target = if flushing || paused { 0.0 } else { 1.0 };
+        let mut pause_at_mark = !paused && sh.transport.pause_at_mark.load(Ordering::Acquire);
         let expecting = sh.expecting.load(Ordering::Relaxed);
         let frames = out.len() / self.channels;
         let tr = &sh.transport;
@@ -170,6 +317,14 @@ impl Callback {
         // Volume changes ramp over one buffer.
         let vol_step = (vol_target - self.volume) / frames.max(1) as f32;
         for (i, frame) in out.chunks_mut(self.channels).enumerate() {
+            if pause_at_mark && !flushing && self.hold_at_named_mark(now_ns) {
+                // Hold right here, at the mark's sample (reported now).
+                pause_at_mark = false;
+                let tr = &self.shared.transport;
+                tr.pause_at_mark.store(false, Ordering::Release);
+                tr.paused.store(true, Ordering::Release);
+                target = 0.0;
+            }
             if flushing && self.gain == 0.0 {
                 // Faded out: drop what was queued before the flush and go on, in this same
                 // buffer, with whatever the engine queued after it.
@@ -186,6 +341,13 @@ impl Callback {
             // Fully faded out (paused or flushing): hold the audio where it is.
             let s = if target == 0.0 && self.gain == 0.0 {
                 0.0
+            } else if flushing && let Some(c) = self.old_cue.as_mut() {
+                // A clip fading out with the stop that cut it short.
+                let s = c.msg.samples.get(c.pos).copied().unwrap_or(0.0);
+                c.pos += 1;
+                s
+            } else if !flushing && self.cue_ready() {
+                self.next_cue_sample(now_ns)
             } else {
                 match self.consumer.try_pop() {
                     Some(s) => {
@@ -218,7 +380,7 @@ impl Callback {
         let sh = &self.shared;
         // Markers whose sample has been handed out in this (or an earlier) callback.
         while let Some(&(at, tag, _)) = self.marks.try_peek() {
-            if at >= self.pos {
+            if at >= self.pos || self.hold.is_some_and(|h| at >= h) {
                 break;
             }
             self.marks.try_pop();

@@ -5,15 +5,19 @@
 //! The callback itself is in `callback.rs`; it runs inside cpal or, with no sound card, on
 //! the timer thread of `clock.rs`.
 
-use super::callback::{Callback, Shared};
+use super::callback::{Callback, CueMsg, Shared};
 use super::clock::{CLOCK_CHANNELS, CLOCK_RATE, ClockDriver};
 use super::resample::StreamResampler;
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SizedSample};
-use hark_engine::output::{AudioError, AudioSink, MarkFn, OpenSink, Output, Transport};
+use hark_engine::output::{
+    AudioError, AudioSink, Clip, CuePort, MarkFn, OpenSink, Output, Transport,
+};
 use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapProd, HeapRb};
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -25,6 +29,10 @@ const FADE_MS: f32 = 4.0;
 const RING_SECONDS: f32 = 8.0;
 /// Pending markers (segment starts, onsets, ends); more than this and extra ones are dropped.
 const MARK_SLOTS: usize = 512;
+/// Clips waiting for the callback, and clips it is done with (freed by the notifier).
+const CUE_SLOTS: usize = 64;
+/// Resampled clips an output keeps (a module's key cache is a few hundred).
+const CUE_CACHE: usize = 2048;
 /// How often marker hits are turned into notifications.
 const NOTIFY_POLL: Duration = Duration::from_millis(2);
 /// A device that has not called back this long after it started is not playing.
@@ -52,8 +60,69 @@ pub struct DeviceSink {
     run_src: u64,
     run_dev: u64,
     _notifier: Notifier,
+    cues: Arc<Cues>,
     /// The device buffer in frames, when a fixed size was granted.
     pub buffer_frames: Option<u32>,
+}
+
+/// Clips straight to the callback (`CuePort`), resampled to the device's rate once each.
+struct Cues {
+    tx: Mutex<HeapProd<CueMsg>>,
+    source_rate: u32,
+    device_rate: u32,
+    resampled: Mutex<HashMap<u64, Arc<[f32]>>>,
+}
+
+impl Cues {
+    fn at_device_rate(&self, clip: &Clip) -> Result<Arc<[f32]>, AudioError> {
+        let lock = || self.resampled.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = lock().get(&clip.id) {
+            return Ok(Arc::clone(s));
+        }
+        let samples: Arc<[f32]> = if self.source_rate == self.device_rate {
+            Arc::clone(&clip.samples)
+        } else {
+            let mut rs = StreamResampler::new(self.source_rate, self.device_rate)
+                .map_err(AudioError::Resample)?;
+            let mut out =
+                Vec::with_capacity((clip.samples.len() as f64 * rs.ratio()) as usize + 2048);
+            rs.process(&clip.samples, &mut out)
+                .and_then(|()| rs.drain(&mut out))
+                .map_err(AudioError::Resample)?;
+            // The drain pads to whole chunks: keep the clip's own length.
+            out.truncate((clip.samples.len() as f64 * rs.ratio()).ceil() as usize);
+            out.into()
+        };
+        let mut cache = lock();
+        if cache.len() >= CUE_CACHE {
+            cache.clear();
+        }
+        cache.insert(clip.id, Arc::clone(&samples));
+        Ok(samples)
+    }
+}
+
+impl CuePort for Cues {
+    fn prepare(&self, clip: &Clip) {
+        if let Err(e) = self.at_device_rate(clip) {
+            tracing::warn!("clip not prepared: {e}");
+        }
+    }
+
+    fn play(&self, stop: u64, clip: &Clip, start_tag: u64, end_tag: u64) -> Result<(), AudioError> {
+        let samples = self.at_device_rate(clip)?;
+        let msg = CueMsg {
+            stop,
+            samples,
+            start_tag,
+            end_tag,
+        };
+        self.tx
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .try_push(msg)
+            .map_err(|_| AudioError::Stream("too many clips waiting for the device".into()))
+    }
 }
 
 impl DeviceSink {
@@ -183,6 +252,7 @@ enum Driver {
 /// Everything of a sink but its driver.
 struct Parts {
     producer: HeapProd<f32>,
+    cues: Arc<Cues>,
     marks: HeapProd<(u64, u64, u64)>,
     resampler: StreamResampler,
     shared: Arc<Shared>,
@@ -218,11 +288,15 @@ impl Parts {
     ) -> Result<(Callback, Self), AudioError> {
         let capacity = (device_rate as f32 * RING_SECONDS) as usize;
         let (producer, consumer) = HeapRb::<f32>::new(capacity).split();
+        let (cue_tx, cue_rx) = HeapRb::<CueMsg>::new(CUE_SLOTS).split();
+        let (garbage, mut garbage_rx) = HeapRb::<Arc<[f32]>>::new(CUE_SLOTS * 2).split();
         let (marks, marks_cons) = HeapRb::<(u64, u64, u64)>::new(MARK_SLOTS).split();
         let (hits, mut hits_cons) = HeapRb::<(u64, u64)>::new(MARK_SLOTS).split();
         let shared = Arc::new(Shared::new(Arc::clone(transport)));
         let cb = Callback::new(
             consumer,
+            cue_rx,
+            garbage,
             marks_cons,
             hits,
             Arc::clone(&shared),
@@ -242,12 +316,21 @@ impl Parts {
                     while let Some((tag, ns)) = hits_cons.try_pop() {
                         on_mark(tag, base + Duration::from_nanos(ns));
                     }
+                    // Clips the callback is done with are freed here.
+                    while garbage_rx.try_pop().is_some() {}
                     std::thread::sleep(NOTIFY_POLL);
                 }
             })
             .map_err(|e| AudioError::Open(e.to_string()))?;
+        let cues = Arc::new(Cues {
+            tx: Mutex::new(cue_tx),
+            source_rate,
+            device_rate,
+            resampled: Mutex::new(HashMap::new()),
+        });
         let parts = Self {
             producer,
+            cues,
             marks,
             resampler,
             shared,
@@ -274,6 +357,7 @@ impl Parts {
             run_src: 0,
             run_dev: 0,
             _notifier: self.notifier,
+            cues: self.cues,
             buffer_frames,
         }
     }
@@ -380,6 +464,10 @@ impl AudioSink for DeviceSink {
 
     fn set_expecting(&mut self, more: bool) {
         self.shared.expecting.store(more, Ordering::Relaxed);
+    }
+
+    fn cue_port(&self) -> Option<Arc<dyn CuePort>> {
+        Some(Arc::clone(&self.cues) as Arc<dyn CuePort>)
     }
 
     fn underruns(&self) -> u64 {
@@ -590,6 +678,35 @@ mod tests {
             hits.lock().unwrap().iter().all(|h| h.0 != 1),
             "a marker of the flushed audio fired"
         );
+    }
+
+    #[test]
+    fn a_pause_at_a_mark_holds_there_and_reports_nothing_after_it() {
+        use hark_engine::output::NAMED_MARK;
+        let (mut s, transport, hits) = sink();
+        transport.pause_at_mark.store(true, Ordering::Release);
+        // 0.3 s, a plain marker, then two SSML marks at one sample (speech-dispatcher's
+        // `__spd_0` and the client's own), then more audio with a marker in it.
+        s.write(&vec![0.5; RATE as usize * 3 / 10]).unwrap();
+        let at = s.written();
+        s.mark(at, 1);
+        s.mark(at, 2 | NAMED_MARK);
+        s.mark(at, 3 | NAMED_MARK);
+        s.write(&vec![0.5; RATE as usize]).unwrap();
+        s.mark(s.written() - 100, 4);
+        s.write(&vec![0.5; 40 * 512]).unwrap();
+        let held = wait_for(&hits, 2 | NAMED_MARK).expect("the first mark never fired");
+        assert!(transport.paused.load(Ordering::Acquire), "not paused");
+        assert!(!transport.pause_at_mark.load(Ordering::Acquire));
+        std::thread::sleep(Duration::from_millis(300));
+        let fired: Vec<u64> = hits.lock().unwrap().iter().map(|h| h.0).collect();
+        assert_eq!(fired, [1, 2 | NAMED_MARK], "held at the first mark only");
+        // Resumed, it goes on from there: the second mark, then the rest.
+        transport.paused.store(false, Ordering::Release);
+        let later = wait_for(&hits, 4).expect("the audio after the hold never played");
+        assert!(later.duration_since(held) > Duration::from_millis(900));
+        let fired: Vec<u64> = hits.lock().unwrap().iter().map(|h| h.0).collect();
+        assert_eq!(fired, [1, 2 | NAMED_MARK, 3 | NAMED_MARK, 4]);
     }
 
     #[test]

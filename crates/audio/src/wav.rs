@@ -1,44 +1,11 @@
 //! WAV output through `hound`, written incrementally so long texts never sit in memory whole.
-//!
-//! The samples go to a hidden file next to the target (`.NAME.partial-PID`), which becomes the
-//! target only when the WAV is complete: a failure or an interruption never leaves a broken
-//! or empty file under the target's name, and an older file there stays as it was until the
-//! new one replaces it. The partial file is removed on failure, and on SIGINT, SIGTERM or
-//! SIGHUP when the binary asked for it ([`remove_partial_on_signals`]); only a process killed
-//! outright (SIGKILL, the OOM killer) can leave it behind.
+//! The samples go to a hidden partial file beside the target, renamed into place when the WAV
+//! is complete (`crate::partial`).
 
-use std::ffi::{CString, c_char, c_int};
-use std::fs::{self, File, OpenOptions};
+use crate::partial::Partial;
+use std::fs::File;
 use std::io::BufWriter;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicPtr, Ordering};
-
-/// The partial file being written (a leaked C string), or null: for the signal handler.
-static PARTIAL: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
-
-extern "C" fn on_signal(sig: c_int) {
-    let p = PARTIAL.load(Ordering::SeqCst);
-    // SAFETY: unlink, signal and raise are async-signal-safe; `p` is null or a C string that
-    // is never freed.
-    unsafe {
-        if !p.is_null() {
-            libc::unlink(p);
-        }
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-    }
-}
-
-/// For binaries, once: when SIGINT, SIGTERM or SIGHUP ends the process (Ctrl-C, `kill`, a
-/// closed terminal) while a WAV is being written, its partial file is removed first; the
-/// process then ends as the signal would have ended it.
-pub fn remove_partial_on_signals() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: installs a handler that only makes async-signal-safe calls.
-        unsafe { libc::signal(sig, on_signal as extern "C" fn(c_int) as libc::sighandler_t) };
-    }
-}
+use std::path::Path;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -70,36 +37,10 @@ impl WavError {
     }
 }
 
-/// The hidden file a WAV is written to; removed unless it was renamed to its target.
-struct Partial {
-    path: PathBuf,
-    kept: bool,
-}
-
-impl Partial {
-    fn new(path: PathBuf) -> Self {
-        if let Ok(c) = CString::new(path.as_os_str().as_bytes()) {
-            // Leaked on purpose: the signal handler may read it at any time.
-            PARTIAL.store(c.into_raw(), Ordering::SeqCst);
-        }
-        Self { path, kept: false }
-    }
-}
-
-impl Drop for Partial {
-    fn drop(&mut self) {
-        PARTIAL.store(std::ptr::null_mut(), Ordering::SeqCst);
-        if !self.kept {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
-
 pub struct WavSink {
     writer: hound::WavWriter<BufWriter<File>>,
     format: WavFormat,
     path: String,
-    target: PathBuf,
     partial: Partial,
 }
 
@@ -118,19 +59,7 @@ impl WavSink {
             },
         };
         let shown = path.display().to_string();
-        let name = path
-            .file_name()
-            .ok_or_else(|| WavError::io(&shown, std::io::ErrorKind::InvalidInput.into()))?;
-        let mut hidden = std::ffi::OsString::from(".");
-        hidden.push(name);
-        hidden.push(format!(".partial-{}", std::process::id()));
-        let partial = Partial::new(path.with_file_name(hidden));
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&partial.path)
-            .map_err(|e| WavError::io(&shown, e))?;
+        let (partial, file) = Partial::create(path).map_err(|e| WavError::io(&shown, e))?;
         let writer =
             hound::WavWriter::new(BufWriter::new(file), spec).map_err(|source| WavError {
                 path: shown.clone(),
@@ -140,7 +69,6 @@ impl WavSink {
             writer,
             format,
             path: shown,
-            target: path.to_path_buf(),
             partial,
         })
     }
@@ -162,18 +90,14 @@ impl WavSink {
         let Self {
             writer,
             path,
-            target,
-            mut partial,
+            partial,
             ..
         } = self;
         writer.finalize().map_err(|source| WavError {
             path: path.clone(),
             source,
         })?;
-        fs::rename(&partial.path, &target).map_err(|e| WavError::io(&path, e))?;
-        partial.kept = true;
-        drop(partial);
-        Ok(())
+        partial.commit().map_err(|e| WavError::io(&path, e))
     }
 }
 

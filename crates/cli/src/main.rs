@@ -4,7 +4,9 @@
 mod bench;
 mod follow;
 mod names;
+mod progress;
 mod speak;
+mod speechd_cmd;
 mod text_cmd;
 mod voice_args;
 mod voice_cmd;
@@ -39,6 +41,9 @@ enum Command {
     Voice(voice_cmd::VoiceCommand),
     /// Measure speed against onnxruntime.
     Bench(bench::BenchArgs),
+    /// Make Hark speech-dispatcher's voice (and Orca's): install, uninstall, status.
+    #[command(subcommand)]
+    Speechd(speechd_cmd::SpeechdCommand),
 }
 
 #[global_allocator]
@@ -69,6 +74,7 @@ fn main() -> ExitCode {
         Command::Text(args) => text_cmd::run(args),
         Command::Voice(cmd) => voice_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),
+        Command::Speechd(cmd) => speechd_cmd::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -112,5 +118,15 @@ fn read_text_arg(text: Option<String>) -> anyhow::Result<String> {
             })
         }
         Some(t) => Ok(t.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap checks the argument definitions only when a command is parsed: check them all.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

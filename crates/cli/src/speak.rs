@@ -1,26 +1,45 @@
-//! `hark speak`: text (or ids) → audio device or WAV file.
+//! `hark speak`: text (or ids) → audio device or an audio file (`export.rs`).
 //! Playing goes through the streaming engine (sound starts after the first chunk); `--out`
 //! through the blocking synthesiser on the same pipeline, each sentence decoded whole: the
 //! reference output.
 
+mod export;
+mod keys;
+
 use super::voice_args::VoiceArgs;
 use anyhow::Context;
 use clap::Args;
-use hark_audio::{WavFormat, WavSink};
+use hark_audio::export::book::file_segmenter;
+use hark_audio::{ExportFormat, WavFormat};
 use hark_engine::{Engine, EngineError, Event, Input, Mode, Synthesizer};
-use hark_text::segment::{SegmentOptions, Segmenter};
 use hark_voice::Voice;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 #[derive(Args)]
 pub struct SpeakArgs {
     #[command(flatten)]
     voice: VoiceArgs,
-    /// Write a WAV file instead of playing.
+    /// Write an audio file instead of playing: .wav, .flac, .opus (Ogg Opus) or .mp3, by its
+    /// extension. Chapters come from the text's markdown headings, or else its blank-line
+    /// sections, as chapter marks (FLAC and Opus: CHAPTERnnn tags; MP3: ID3v2 CHAP frames).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Sample format of the WAV file.
+    /// With --out: subtitles from the word timing, .vtt (WebVTT) or .srt (SubRip), a cue per
+    /// sentence or per 7 words.
+    #[arg(long, requires = "out", conflicts_with_all = ["ids", "ssml"])]
+    subtitles: Option<PathBuf>,
+    /// With --out: also write the chapters as a JSON list of {"title", "start_char",
+    /// "start_sample"}.
+    #[arg(long, requires = "out", conflicts_with_all = ["ids", "ssml"])]
+    chapters: Option<PathBuf>,
+    /// With --out: show progress and an ETA on stderr even when it is not a terminal (on a
+    /// terminal it is always shown).
+    #[arg(long, requires = "out")]
+    progress: bool,
+    /// Sample format of a WAV file.
     #[arg(long, value_parser = crate::names::by_name(&WavFormat::ALL), default_value = "pcm16", requires = "out")]
     format: WavFormat,
     /// With --out: also write where each word is, as a JSON list of {"text", "start_char",
@@ -31,6 +50,10 @@ pub struct SpeakArgs {
     /// Comma-separated phoneme ids; bypasses the text front-end.
     #[arg(long, value_delimiter = ',', conflicts_with = "text")]
     ids: Option<Vec<i64>>,
+    /// The text is an SSML document (speak, s, p, mark, break, prosody, say-as, sub,
+    /// emphasis, phoneme with IPA); marks are printed as they are heard.
+    #[arg(long, conflicts_with = "ids")]
+    ssml: bool,
     /// Frames per engine step when playing (default: adaptive).
     #[arg(long, conflicts_with = "out")]
     steps: Option<usize>,
@@ -45,11 +68,6 @@ pub struct SpeakArgs {
     text: Option<String>,
 }
 
-/// Segment budget for file output: long enough for any real sentence (about 160 words), and
-/// under `hark_text::MAX_SENTENCE_PHONEMES` for English words, so that a longer one is cut by
-/// the segmenter, at a clause or before a conjunction, rather than by the phoneme limit.
-const FILE_SEGMENT_CHARS: usize = 900;
-
 /// Time for the device's own buffer to play out after the last sample left the callback: its
 /// reported latency plus a margin, within bounds.
 pub(super) fn device_tail(engine: &Engine) -> Duration {
@@ -63,21 +81,42 @@ pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
         Some(_) => None,
         None => Some(super::read_text_arg(args.text.clone())?),
     };
-    if let Some(t) = &text {
-        check_text(t, args.any_text, !args.voice.raw)?;
+    let doc = match (&text, args.ssml) {
+        (Some(t), true) => Some(hark_text::ssml::parse(t).context("the text is not valid SSML")?),
+        _ => None,
+    };
+    // What will be read: a document's text without its tags.
+    match (&doc, &text) {
+        (Some(d), _) => check_text(&d.text(), args.any_text, !args.voice.raw)?,
+        (None, Some(t)) => check_text(t, args.any_text, !args.voice.raw)?,
+        (None, None) => {}
     }
-    let input = match (&args.ids, &text) {
-        (Some(ids), _) => Input::Ids(ids),
-        (None, Some(t)) => Input::Text(t),
-        (None, None) => unreachable!("text is read when ids are absent"),
+    let input = match (&args.ids, &text, &doc) {
+        (Some(ids), _, _) => Input::Ids(ids),
+        (None, _, Some(d)) => {
+            anyhow::ensure!(!d.is_empty(), EngineError::EmptyText);
+            Input::Document(d)
+        }
+        (None, Some(t), None) => Input::Text(t),
+        (None, None, _) => unreachable!("text is read when ids are absent"),
     };
     match &args.out {
-        Some(path) => write_file(&args, voice, input, path),
+        Some(path) => {
+            // A name that says no format fails before the voice is loaded.
+            let format = ExportFormat::from_path(path, args.format).map_err(anyhow::Error::msg)?;
+            if !matches!(format, ExportFormat::Wav(_)) && args.format != WavFormat::Pcm16 {
+                anyhow::bail!("--format is the sample format of a .wav file only");
+            }
+            let synth = file_synthesizer(&args, voice)?;
+            export::write_file(&args, format, synth, input, path)
+        }
         None => play(&args, voice, input),
     }
 }
 
-fn write_file(args: &SpeakArgs, voice: Voice, input: Input, path: &Path) -> anyhow::Result<()> {
+/// The blocking synthesiser as `--out` uses it: the voice and settings of `args`, whole
+/// sentences.
+fn file_synthesizer(args: &SpeakArgs, voice: Voice) -> anyhow::Result<Synthesizer> {
     let mut synth = Synthesizer::with_engine(
         voice,
         args.voice.backend,
@@ -87,32 +126,8 @@ fn write_file(args: &SpeakArgs, voice: Voice, input: Input, path: &Path) -> anyh
     args.voice.apply(&mut synth.scales)?;
     synth.seed = args.voice.seed;
     (synth.speed, synth.pitch) = args.voice.speed_pitch()?;
-    // A file has no onset to protect: keep whole sentences, so prosody (and the samples) are
-    // exactly what Piper makes of each sentence.
-    synth.segmenter = Segmenter {
-        normalize: !args.voice.raw,
-        options: SegmentOptions {
-            normalize: args.voice.norm.options()?,
-            max_chars: FILE_SEGMENT_CHARS,
-            first_max_chars: FILE_SEGMENT_CHARS,
-        },
-    };
-    // A partial file is removed on an error (the sink is dropped) and on Ctrl-C or a kill.
-    hark_audio::remove_partial_on_signals();
-    let mut wav = WavSink::create(path, synth.voice().config.sample_rate, args.format)?;
-    let mut words = Vec::new();
-    synth.speak_timed(
-        input,
-        |s| wav.write(s).map_err(|e| e.to_string()),
-        |sentence| words.extend(sentence.words),
-    )?;
-    wav.finish()?;
-    if let (Some(out), Input::Text(text)) = (&args.timings, input) {
-        let json = serde_json::to_string_pretty(&word_timings(text, &words))?;
-        std::fs::write(out, json + "\n")
-            .with_context(|| format!("cannot write {}", out.display()))?;
-    }
-    Ok(())
+    synth.segmenter = file_segmenter(!args.voice.raw, args.voice.norm.options()?);
+    Ok(synth)
 }
 
 /// One entry of `--timings`.
@@ -191,19 +206,36 @@ fn play(args: &SpeakArgs, voice: Voice, input: Input) -> anyhow::Result<()> {
     if args.discard {
         cfg.output = hark_engine::Output::None;
     }
+    // Keys from the terminal, where there is one (after the engine, so a failure to start
+    // leaves the terminal as it was).
     let (engine, mut events) = Engine::start(cfg).context("cannot play audio")?;
+    let engine = Arc::new(engine);
+    let keys = if args.discard {
+        None
+    } else {
+        keys::Keys::open()
+    };
+    if let Some(k) = &keys {
+        eprintln!("hark: {}", keys::HELP);
+        k.drive(Arc::downgrade(&engine));
+    }
+    let by_user = || {
+        keys.as_ref()
+            .is_some_and(|k| k.stopped_by_user.load(Ordering::Acquire))
+    };
     let id = engine.speak_input(input, Mode::Queue);
     let (mut started, mut failure) = (false, None);
     // The engine always ends an utterance with `Finished`, and the channel closes if it dies.
     while let Some(ev) = events.blocking_recv() {
         match ev {
             Event::Started { .. } => started = true,
+            Event::Mark { name, .. } => println!("mark {name}"),
             Event::Error { message, .. } => {
                 eprintln!("hark: warning: {message}");
                 failure = Some(message);
             }
             Event::Finished { id: done, stopped } if done == id => {
-                if stopped {
+                if stopped && !by_user() {
                     anyhow::bail!(failure.unwrap_or_else(|| "speech was stopped".into()));
                 }
                 break;
@@ -211,14 +243,15 @@ fn play(args: &SpeakArgs, voice: Voice, input: Input) -> anyhow::Result<()> {
             _ => {}
         }
     }
-    if !started {
+    if !started && !by_user() {
         return Err(failure
             .map(anyhow::Error::msg)
             .unwrap_or_else(|| EngineError::NothingSpeakable.into()));
     }
-    if !args.discard {
+    if !args.discard && !by_user() {
         std::thread::sleep(device_tail(&engine));
     }
     drop(engine);
+    drop(keys);
     Ok(())
 }

@@ -7,14 +7,16 @@
 //!                                                         events ◄── engine thread, marker thread
 //! ```
 
+use super::navigate::Nav;
 use super::phonemise::Input;
 use super::producer::{self, Job, JobInput};
 use super::queue::BoundedQueue;
 use super::steps::StepMode;
-use super::worker::{self, Cmd, Item};
+use super::worker::{self, Cmd, Item, Mark, SharedMarks};
 use super::{BackendChoice, EngineError, GpuEngine, GpuOptions};
-use crate::output::Output;
+use crate::output::{Clip, CuePort, Output};
 use crate::timing::SentenceTiming;
+use hark_text::normalize::PunctuationVerbosity;
 use hark_voice::Scales;
 use hark_voice::Voice;
 use serde::{Deserialize, Serialize};
@@ -103,7 +105,14 @@ pub struct EngineConfig {
     /// the first utterance starts as fast as the rest. Off for a one-shot `hark speak`, whose
     /// first utterance comes at once (binaries turn it off everywhere for `HARK_WARMUP=0`).
     pub warm_up: bool,
+    /// How much of the recent audio (at normal speed) the engine keeps, so that stepping
+    /// back ([`Engine::previous_sentence`], [`Engine::skip`]) replays it from memory: at
+    /// most this many seconds of samples at the voice's rate, whatever the input's length.
+    pub keep_audio: Duration,
 }
+
+/// What [`EngineConfig::keep_audio`] is unless set: about a minute back.
+pub const KEEP_AUDIO: Duration = Duration::from_secs(60);
 
 impl EngineConfig {
     pub fn new(voice: Arc<Voice>) -> Self {
@@ -120,6 +129,7 @@ impl EngineConfig {
             segmenter: Default::default(),
             trim_lead_in: true,
             warm_up: true,
+            keep_audio: KEEP_AUDIO,
         }
     }
 
@@ -176,6 +186,11 @@ pub enum Event {
         id: UtteranceId,
         char_range: Range<usize>,
     },
+    /// An SSML `<mark>` of a document: the audio before it has reached the callback.
+    Mark {
+        id: UtteranceId,
+        name: String,
+    },
     /// A word starts: its first sample has reached the audio callback (headless: it has been
     /// synthesised). `char_range` is a byte range of the utterance's text, as for
     /// `Progress`, and lies within the latest `Progress` range. Every word of every sentence
@@ -211,8 +226,16 @@ pub(crate) struct Control {
     pub last_stop: Mutex<Option<(u64, Instant)>>,
     /// The latest utterance whose first audio has been written to the output.
     pub first_audio: AtomicU64,
+    /// Events waiting for their sample to reach the callback.
+    pub marks: SharedMarks,
+    /// The output's way to play clips past the engine thread (set when it opens).
+    pub cue: Mutex<Option<Arc<dyn CuePort>>>,
     /// The latest sentences synthesised, with where their words are ([`Engine::timeline`]).
     pub timeline: Mutex<std::collections::VecDeque<(UtteranceId, SentenceTiming)>>,
+    /// Sentences the backend has begun to synthesise ([`Engine::sentences_synthesised`]).
+    pub sentences_begun: AtomicU64,
+    /// Samples kept for replay ([`Engine::kept_audio_samples`]).
+    pub kept_samples: AtomicU64,
 }
 
 /// Which utterances still have text on its way (jobs not yet fully queued).
@@ -233,13 +256,21 @@ impl Control {
     pub fn book(&self) -> std::sync::MutexGuard<'_, Book> {
         self.book.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    pub fn set_cue_port(&self, port: Option<Arc<dyn CuePort>>) {
+        *self.cue.lock().unwrap_or_else(|e| e.into_inner()) = port;
+    }
+
+    fn cue_port(&self) -> Option<Arc<dyn CuePort>> {
+        self.cue.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 /// A running engine. Dropping it stops speech and joins its threads.
 pub struct Engine {
     control: Arc<Control>,
     next_id: AtomicU64,
-    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    jobs: Mutex<Option<mpsc::Sender<producer::ToProducer>>>,
     cmds: mpsc::Sender<Cmd>,
     threads: Vec<std::thread::JoinHandle<()>>,
     backend_name: String,
@@ -264,12 +295,18 @@ impl Engine {
             book: Mutex::new(Book::default()),
             last_stop: Mutex::new(None),
             first_audio: AtomicU64::new(0),
+            marks: Arc::default(),
+            cue: Mutex::new(None),
             timeline: Mutex::default(),
+            sentences_begun: AtomicU64::new(0),
+            kept_samples: AtomicU64::new(0),
         });
         let (cmd_tx, cmd_rx) = mpsc::channel();
         let (job_tx, job_rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::sync_channel(1);
         let warm_up = config.warm_up;
+        let rate = config.voice.config.sample_rate as f64;
+        let keep_samples = (config.keep_audio.as_secs_f64() * rate) as usize;
         let engine_thread = worker::spawn(
             worker::WorkerInit {
                 voice: Arc::clone(&config.voice),
@@ -281,6 +318,7 @@ impl Engine {
                 emit_chunks: config.emit_chunks,
                 trim_lead_in: config.trim_lead_in,
                 warm_up,
+                keep_samples,
                 control: Arc::clone(&control),
                 events: events.clone(),
                 ready: ready_tx,
@@ -376,20 +414,31 @@ impl Engine {
     /// continued with `append`.
     pub fn speak_input(&self, input: Input<'_>, mode: Mode) -> UtteranceId {
         let requested = Instant::now();
+        let input = match input {
+            Input::Text(text) => JobInput::Text(text.to_string()),
+            Input::Ids(ids) => JobInput::Ids(ids.to_vec()),
+            Input::Document(doc) => JobInput::Document(doc.clone()),
+        };
+        self.speak_job(input, mode, requested)
+    }
+
+    /// [`Engine::speak`] of text the caller hands over: not copied, so a 10 MB clipboard is
+    /// held once by the engine rather than twice.
+    pub fn speak_owned(&self, text: String, mode: Mode) -> UtteranceId {
+        self.speak_job(JobInput::Text(text), mode, Instant::now())
+    }
+
+    fn speak_job(&self, input: JobInput, mode: Mode, requested: Instant) -> UtteranceId {
         if mode == Mode::Interrupt {
             self.stop();
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let input = match input {
-            Input::Text(text) => JobInput::Text(text.to_string()),
-            Input::Ids(ids) => JobInput::Ids(ids.to_vec()),
-        };
         {
             let mut book = self.control.book();
             book.open.insert(id, 1);
             book.last = match &input {
                 JobInput::Text(text) => Some((id, text.len())),
-                JobInput::Ids(_) => None,
+                JobInput::Ids(_) | JobInput::Document(_) => None,
             };
         }
         self.send(Job {
@@ -439,6 +488,10 @@ impl Engine {
 
     /// Stops all speech, fading out within one device period, and drops what is queued.
     pub fn stop(&self) {
+        self.control
+            .transport
+            .pause_at_mark
+            .store(false, Ordering::Release);
         {
             let asked = Instant::now();
             let mut book = self.control.book();
@@ -454,6 +507,79 @@ impl Engine {
         }
         self.control.queue.retain(|_| false);
         let _ = self.cmds.send(Cmd::Wake);
+    }
+
+    /// Plays `clip` at once, interrupting everything (like an interrupting `speak`): on a
+    /// device it goes straight to the audio callback, which hands it out as soon as what was
+    /// playing has faded out, without waiting for the engine thread (a key's sound while a
+    /// long sentence is being synthesised). Events as for `speak`: `Started` at its first
+    /// sample, `Finished` after its last; `Stats` (backend "clip") with the onset.
+    pub fn play(&self, clip: &Clip) -> UtteranceId {
+        let requested = Instant::now();
+        self.stop();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let stop = self.control.epoch();
+        if let Some(port) = self.control.cue_port() {
+            let stats = Stats {
+                id,
+                onset_ms: None,
+                rtf: 0.0,
+                queue_depth: 0,
+                backend: "clip".into(),
+                underruns: 0,
+                first_step: 0,
+                first_audio_path_ms: [None; 3],
+            };
+            let (start, end) = {
+                let mut m = worker::lock(&self.control.marks);
+                (
+                    m.add(stop, Mark::ClipStarted(id, requested)),
+                    m.add(stop, Mark::Finished(stats)),
+                )
+            };
+            match port.play(stop, clip, start, end) {
+                Ok(()) => return id,
+                Err(e) => {
+                    let mut m = worker::lock(&self.control.marks);
+                    m.pending.remove(&start);
+                    m.pending.remove(&end);
+                    tracing::debug!("clip through the engine thread: {e}");
+                }
+            }
+        }
+        let _ = self.cmds.send(Cmd::Clip {
+            id,
+            epoch: stop,
+            clip: clip.clone(),
+            requested,
+        });
+        id
+    }
+
+    /// Gets `clip` ready for [`Engine::play`] on the current output (resampled to the
+    /// device's rate), so its first play costs no more than the next.
+    pub fn prepare(&self, clip: &Clip) {
+        if let Some(port) = self.control.cue_port() {
+            port.prepare(clip);
+        }
+    }
+
+    /// How much punctuation the normaliser speaks, from the next `speak` on.
+    pub fn set_punctuation(&self, verbosity: PunctuationVerbosity) {
+        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tx) = jobs.as_ref() {
+            let _ = tx.send(producer::ToProducer::Verbosity(verbosity));
+        }
+    }
+
+    /// Pauses playback at the next SSML mark of what plays, exactly at its sample (the
+    /// callback holds there, as [`Engine::pause`] does), and reports the mark; `false`
+    /// cancels the request. A stop cancels it too. speech-dispatcher's PAUSE.
+    pub fn pause_at_next_mark(&self, on: bool) {
+        self.control
+            .transport
+            .pause_at_mark
+            .store(on, Ordering::Release);
     }
 
     /// Pauses playback at the current sample (with a short fade); nothing is lost.
@@ -489,10 +615,56 @@ impl Engine {
         t.iter().cloned().collect()
     }
 
+    /// Plays the sentence before the one being heard (the same one at the utterance's first),
+    /// from its kept audio: at once, without synthesising again. What follows plays again
+    /// too, then synthesis goes on. `Progress` and `Word` fire again for what is replayed, in
+    /// order; `Started` does not, and `Finished` comes once, at the end. Nothing happens when
+    /// nothing is being heard or the sentence is no longer kept
+    /// ([`EngineConfig::keep_audio`]).
+    pub fn previous_sentence(&self) {
+        self.navigate(Nav::Sentence(-1));
+    }
+
+    /// Plays the sentence being heard again from its start, as [`Engine::previous_sentence`].
+    pub fn repeat_sentence(&self) {
+        self.navigate(Nav::Sentence(0));
+    }
+
+    /// Goes on at the next sentence: from its audio if it is synthesised, else its synthesis
+    /// starts now (the rest of the one in synthesis is dropped).
+    pub fn next_sentence(&self) {
+        self.navigate(Nav::Sentence(1));
+    }
+
+    /// Steps `seconds` of speech (counted at normal speed) back (< 0) or forward from the
+    /// word being heard, to the start of the word it lands in: back within the utterance and
+    /// the audio kept, replayed as [`Engine::previous_sentence`] does; forward past what is
+    /// synthesised, to the next sentence as [`Engine::next_sentence`] does.
+    pub fn skip(&self, seconds: f32) {
+        if seconds.is_finite() && seconds != 0.0 {
+            self.navigate(Nav::Skip(seconds));
+        }
+    }
+
+    /// Sentences synthesised so far (begun by the backend). Replays do not count: stepping
+    /// back leaves it as it was.
+    pub fn sentences_synthesised(&self) -> u64 {
+        self.control.sentences_begun.load(Ordering::Relaxed)
+    }
+
+    /// Samples of audio kept for replay now (at most [`EngineConfig::keep_audio`]'s worth).
+    pub fn kept_audio_samples(&self) -> u64 {
+        self.control.kept_samples.load(Ordering::Relaxed)
+    }
+
+    fn navigate(&self, nav: Nav) {
+        let _ = self.cmds.send(Cmd::Navigate(nav));
+    }
+
     fn send(&self, job: Job) {
         let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(tx) = jobs.as_ref() {
-            let _ = tx.send(job);
+            let _ = tx.send(producer::ToProducer::Job(job));
         }
     }
 }

@@ -11,6 +11,8 @@
 
 mod api;
 pub mod espeak;
+mod failover;
+mod navigate;
 pub mod output;
 pub mod overrides;
 pub mod phonemise;
@@ -23,13 +25,14 @@ pub mod timing;
 mod worker;
 
 pub use api::{
-    Engine, EngineConfig, Event, Events, Mode, Settings, Stats, TIMELINE_SENTENCES, UtteranceId,
+    Engine, EngineConfig, Event, Events, KEEP_AUDIO, Mode, Settings, Stats, TIMELINE_SENTENCES,
+    UtteranceId,
 };
 pub use hark_model::gpu::GpuOptions;
 pub use hark_model::gpu::persist::GpuEngine;
-pub use output::Output;
+pub use output::{Clip, Output};
 pub use overrides::Overrides;
-pub use phonemise::Input;
+pub use phonemise::{Input, Piece};
 pub use steps::StepMode;
 pub use synth::{SpeakReport, Synthesizer};
 pub use timing::{SentenceTiming, WordTiming};

@@ -24,6 +24,9 @@ pub enum AudioError {
     Resample(String),
 }
 
+/// The bit of a marker's tag that makes it an SSML mark (where `pause_at_mark` stops).
+pub const NAMED_MARK: u64 = 1 << 63;
+
 /// Called (on a helper thread) with a marker's tag and the time its sample reached the callback.
 pub type MarkFn = Arc<dyn Fn(u64, Instant) + Send + Sync>;
 
@@ -47,6 +50,44 @@ pub trait AudioSink {
     fn underruns(&self) -> u64;
     /// An error if the device has failed or stalled.
     fn health(&self) -> Result<(), AudioError>;
+    /// A way to play clips at once from any thread, past the engine thread (the device
+    /// outputs have one; without it clips go through the engine thread).
+    fn cue_port(&self) -> Option<Arc<dyn CuePort>> {
+        None
+    }
+}
+
+/// Pre-rendered mono audio at the voice's rate (a key's or a letter's sound), for
+/// [`crate::Engine::play`]. Cloning shares the samples; each clip made by `new` has its own id,
+/// so an output can keep its resampled copy.
+#[derive(Clone, Debug)]
+pub struct Clip {
+    pub id: u64,
+    pub samples: Arc<[f32]>,
+}
+
+impl Clip {
+    pub fn new(samples: Vec<f32>) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            samples: samples.into(),
+        }
+    }
+
+    pub fn duration(&self, rate: u32) -> Duration {
+        Duration::from_secs_f64(self.samples.len() as f64 / rate.max(1) as f64)
+    }
+}
+
+/// Plays clips straight into the audio callback, ahead of the engine's ring: the callback
+/// fades out what plays for stop number `stop`, then hands out the clip, reporting
+/// `start_tag` with its first sample and `end_tag` with its last through the mark function.
+/// Any later stop silences it like the rest.
+pub trait CuePort: Send + Sync {
+    /// Resamples `clip` for the device ahead of time (so `play` costs nothing more).
+    fn prepare(&self, clip: &Clip);
+    fn play(&self, stop: u64, clip: &Clip, start_tag: u64, end_tag: u64) -> Result<(), AudioError>;
 }
 
 /// No device: markers fire as soon as their sample is written, nothing is ever buffered.
@@ -113,6 +154,9 @@ impl AudioSink for NullSink {
 /// period even while the engine thread is busy synthesising; and what the callback reports.
 pub struct Transport {
     pub paused: AtomicBool,
+    /// Pause at the next SSML mark: the callback sets `paused` when it reaches a marker whose
+    /// tag has [`NAMED_MARK`] set, exactly at its sample (and clears this).
+    pub pause_at_mark: AtomicBool,
     /// Any change flushes the ring (with a fade); the engine bumps it on every stop.
     pub stop: AtomicU64,
     /// The device's latency as of the last callback (µs from handing a sample out to its
@@ -135,6 +179,7 @@ impl Default for Transport {
     fn default() -> Self {
         Self {
             paused: AtomicBool::new(false),
+            pause_at_mark: AtomicBool::new(false),
             stop: AtomicU64::new(0),
             latency_us: AtomicU64::new(0),
             period_frames: AtomicU32::new(0),

@@ -4,7 +4,7 @@
 
 use super::EngineError;
 use super::api::{Control, Event, UtteranceId};
-use super::phonemise::{self, Input, WordIds};
+use super::phonemise::{self, Input, Piece, WordIds};
 use super::worker::{Cmd, Item};
 use hark_text::segment::Segmenter;
 use hark_voice::Voice;
@@ -25,6 +25,14 @@ const FIRST_AUDIO_WAIT: Duration = Duration::from_millis(500);
 pub(crate) enum JobInput {
     Text(String),
     Ids(Vec<i64>),
+    Document(hark_text::ssml::Document),
+}
+
+/// What the phonemiser thread is sent.
+pub(crate) enum ToProducer {
+    Job(Job),
+    /// The normaliser's punctuation verbosity from now on.
+    Verbosity(hark_text::normalize::PunctuationVerbosity),
 }
 
 pub(crate) struct Job {
@@ -82,7 +90,7 @@ pub(crate) fn spawn(
     voice: Arc<Voice>,
     segmenter: Segmenter,
     control: Arc<Control>,
-    jobs: mpsc::Receiver<Job>,
+    jobs: mpsc::Receiver<ToProducer>,
     wake: mpsc::Sender<Cmd>,
     events: tokio::sync::mpsc::UnboundedSender<Event>,
 ) -> Result<std::thread::JoinHandle<()>, EngineError> {
@@ -105,7 +113,7 @@ impl Producer {
         self.control.epoch()
     }
 
-    fn run(&mut self, jobs: mpsc::Receiver<Job>) {
+    fn run(&mut self, jobs: mpsc::Receiver<ToProducer>) {
         let mut carry: Option<Carry> = None;
         loop {
             if self.control.shutdown.load(Ordering::Acquire) {
@@ -120,8 +128,9 @@ impl Producer {
                 Duration::from_secs(1)
             };
             match jobs.recv_timeout(wait) {
-                Ok(job) if job.epoch != self.epoch() => {}
-                Ok(job) => carry = self.take(job, carry),
+                Ok(ToProducer::Verbosity(v)) => self.segmenter.options.normalize.verbosity = v,
+                Ok(ToProducer::Job(job)) if job.epoch != self.epoch() => {}
+                Ok(ToProducer::Job(job)) => carry = self.take(job, carry),
                 Err(RecvTimeoutError::Timeout) => {
                     if let Some(c) = carry.take() {
                         self.flush(c);
@@ -164,6 +173,13 @@ impl Producer {
                     self.flush(c);
                 }
                 self.finish(&start(String::new()), Input::Ids(&ids));
+                return None;
+            }
+            JobInput::Document(doc) => {
+                if let Some(c) = carry {
+                    self.flush(c);
+                }
+                self.finish(&start(String::new()), Input::Document(&doc));
                 return None;
             }
         };
@@ -217,15 +233,32 @@ impl Producer {
             self.next_index = (c.id, 0);
         }
         let cfg = &self.voice.config;
-        let mut sentences =
-            phonemise::sentences(cfg, &self.segmenter, input, c.first, self.next_index.1);
+        let mut pieces = phonemise::pieces(cfg, &self.segmenter, input, c.first, self.next_index.1);
         // Checked before each sentence is phonemised: a stop cuts a long text short.
         while c.epoch == self.epoch() {
-            let Some(sentence) = sentences.next() else {
+            let Some(piece) = pieces.next() else {
                 return;
             };
-            let p = match sentence {
-                Ok(p) => p,
+            let p = match piece {
+                Ok(Piece::Speech(p)) => p,
+                Ok(Piece::Silence { ms }) => {
+                    self.push(Item::Silence {
+                        id: c.id,
+                        epoch: c.epoch,
+                        ms,
+                        requested: c.requested,
+                    });
+                    continue;
+                }
+                Ok(Piece::Mark(name)) => {
+                    self.push(Item::Mark {
+                        id: c.id,
+                        epoch: c.epoch,
+                        name,
+                        requested: c.requested,
+                    });
+                    continue;
+                }
                 Err(e) => {
                     let _ = self.events.send(Event::Error {
                         id: Some(c.id),
@@ -252,6 +285,7 @@ impl Producer {
                 words,
                 index: p.index,
                 requested: c.requested,
+                prosody: p.prosody,
             });
             if p.index == 0 {
                 self.await_first_audio(c.id, c.epoch);

@@ -2,7 +2,7 @@
 //! phonemiser loop and backend factory. Each sentence is decoded whole (`begin`, then
 //! `decode(0, frames)`), so the samples are exactly what Piper makes of it.
 
-use super::phonemise::{self, Input};
+use super::phonemise::{self, Input, Piece};
 use super::tempo::{self, Tempo};
 use super::timing::{SentenceTiming, place_words};
 use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
@@ -97,29 +97,43 @@ impl Synthesizer {
             .options
             .normalize
             .default_voice_locale(&cfg.espeak_voice, &cfg.name);
-        let split = tempo::split(self.speed);
+        let (rate, hop) = (cfg.sample_rate as usize, cfg.hop_length.max(1));
         let mut stage = Tempo::new(cfg.sample_rate);
-        let mut scales = self.scales;
-        scales.length_scale *= split.length_factor;
         let mut stretched = Vec::new();
-        for sentence in phonemise::sentences(cfg, &segmenter, input, true, 0) {
-            let sentence = match sentence {
-                Ok(s) => s,
+        for piece in phonemise::pieces(cfg, &segmenter, input, true, 0) {
+            let sentence = match piece {
+                Ok(Piece::Speech(s)) => s,
+                Ok(Piece::Silence { ms }) => {
+                    // Whole frames, as the streaming engine plays it.
+                    let n = ms as usize * rate / 1000 / hop * hop;
+                    sink(&vec![0.0; n]).map_err(EngineError::Sink)?;
+                    report.samples += n;
+                    continue;
+                }
+                Ok(Piece::Mark(_)) => continue,
                 // espeak-ng died on this segment in its child (which logs it): that text is
                 // lost, the rest is spoken (a new child takes the next segment).
                 Err(TextError::EspeakCrashed(_)) => continue,
                 Err(e) => return Err(e.into()),
             };
             let seed = self.seed.wrapping_add(sentence.index as u64);
+            // The settings' speed and pitch with the run's own (SSML prosody).
+            let (speed, pitch) = tempo::for_run(self.speed, self.pitch, &sentence.prosody);
+            let split = tempo::split(speed);
+            let mut scales = self.scales;
+            scales.length_scale *= split.length_factor;
             let info = self.backend.begin(&sentence.ids, &scales, seed)?;
             let length_speed = tempo::length_speed_of(&split, &info, self.scales.length_scale);
             stage.restart();
-            stage.aim(self.speed, self.pitch, length_speed);
-            let audio = if info.frames == 0 {
+            stage.aim(speed, pitch, length_speed);
+            let mut audio = if info.frames == 0 {
                 Vec::new()
             } else {
                 self.backend.decode(0, info.frames)?
             };
+            if sentence.prosody.volume != 1.0 {
+                audio.iter_mut().for_each(|s| *s *= sentence.prosody.volume);
+            }
             let out = if stage.bypassed() {
                 &audio
             } else {

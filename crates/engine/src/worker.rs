@@ -2,16 +2,20 @@
 //! thread) and the audio output; turns queued segments into audio in adaptive steps.
 
 use super::api::{Control, Event, Settings, Stats, TIMELINE_SENTENCES, UtteranceId};
+use super::failover::carry_frame;
+use super::navigate::{Heard, Kept, Landing, Nav, Span, land};
 use super::phonemise::WordIds;
 use super::steps::{StepInput, StepPolicy, next_step};
 use super::tempo::{self, Tempo};
 use super::timing::{SentenceTiming, SpokenWord, place_words};
 use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
 use crate::output::Output;
-use crate::output::{AudioError, AudioSink, MarkFn, NullSink};
-use hark_model::backend::Backend;
+use crate::output::{AudioError, AudioSink, Clip, MarkFn, NullSink};
+use hark_model::backend::{Backend, BackendError, CpuBackend, UtteranceInfo};
+use hark_text::ssml::Prosody;
+use hark_voice::Scales;
 use hark_voice::Voice;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
@@ -32,6 +36,8 @@ const MAX_LEAD_TRIM_MS: f64 = 250.0;
 const LEAD_PREROLL_MS: f64 = 1.0;
 /// The warm-up's chunks: the adaptive schedule's first steps after silence.
 const WARM_UP_STEPS: [usize; 2] = [16, 32];
+/// Kept audio written per step of a replay (93 ms at 22.05 kHz: the first sound comes soon).
+const REPLAY_CHUNK: usize = 2048;
 
 pub(crate) enum Cmd {
     /// Something changed (new segment, stop, shutdown): look again.
@@ -39,6 +45,15 @@ pub(crate) enum Cmd {
     Pause,
     Resume,
     Settings(Settings),
+    /// Step through the utterance being heard.
+    Navigate(Nav),
+    /// Play a clip through the engine's own ring (an output without a cue port).
+    Clip {
+        id: UtteranceId,
+        epoch: u64,
+        clip: Clip,
+        requested: Instant,
+    },
 }
 
 /// One entry of the phoneme queue.
@@ -54,6 +69,22 @@ pub(crate) enum Item {
         /// Segment number within the utterance (seed offset).
         index: usize,
         requested: Instant,
+        /// How it is said (SSML prosody; neutral for plain text).
+        prosody: Prosody,
+    },
+    /// Silence (an SSML break).
+    Silence {
+        id: UtteranceId,
+        epoch: u64,
+        ms: u32,
+        requested: Instant,
+    },
+    /// An SSML mark: reported when the audio before it has played.
+    Mark {
+        id: UtteranceId,
+        epoch: u64,
+        name: String,
+        requested: Instant,
     },
     /// `jobs` of this utterance's text jobs are fully queued.
     JobEnd {
@@ -66,7 +97,10 @@ pub(crate) enum Item {
 impl Item {
     pub fn epoch(&self) -> u64 {
         match self {
-            Item::Segment { epoch, .. } | Item::JobEnd { epoch, .. } => *epoch,
+            Item::Segment { epoch, .. }
+            | Item::JobEnd { epoch, .. }
+            | Item::Silence { epoch, .. }
+            | Item::Mark { epoch, .. } => *epoch,
         }
     }
 }
@@ -82,30 +116,54 @@ pub(crate) struct WorkerInit {
     pub trim_lead_in: bool,
     /// Warm the backend up before reporting ready.
     pub warm_up: bool,
+    /// Audio kept for replay by navigation, in samples at the voice's rate.
+    pub keep_samples: usize,
     pub control: Arc<Control>,
     pub events: tokio::sync::mpsc::UnboundedSender<Event>,
     pub ready: mpsc::SyncSender<Result<String, EngineError>>,
 }
 
 /// Events waiting for their sample to reach the device.
-enum Mark {
+#[derive(Clone)]
+pub(crate) enum Mark {
     Started(UtteranceId),
     Progress(UtteranceId, Range<usize>),
     Word(UtteranceId, Range<usize>),
     Onset(UtteranceId, Instant),
     Finished(Stats),
+    /// An SSML mark.
+    Named(UtteranceId, String),
+    /// The first sample of a clip: `Started`, and the onset.
+    ClipStarted(UtteranceId, Instant),
 }
 
 #[derive(Default)]
-struct Marks {
+pub(crate) struct Marks {
     next_tag: u64,
-    pending: HashMap<u64, Mark>,
+    /// By tag: the stop epoch the mark was made in, and the mark. A stop drops the marks of
+    /// the epochs before it (a clip's marks, made by the caller's thread after its stop,
+    /// stay).
+    pub pending: HashMap<u64, (u64, Mark)>,
     onsets: HashMap<UtteranceId, f64>,
+    /// What is being heard, for navigation.
+    heard: Option<Heard>,
 }
 
-type SharedMarks = Arc<Mutex<Marks>>;
+impl Marks {
+    pub fn add(&mut self, epoch: u64, mark: Mark) -> u64 {
+        self.next_tag += 1;
+        let tag = match mark {
+            Mark::Named(..) => self.next_tag | crate::output::NAMED_MARK,
+            _ => self.next_tag,
+        };
+        self.pending.insert(tag, (epoch, mark));
+        tag
+    }
+}
 
-fn lock(m: &SharedMarks) -> std::sync::MutexGuard<'_, Marks> {
+pub(crate) type SharedMarks = Arc<Mutex<Marks>>;
+
+pub(crate) fn lock(m: &SharedMarks) -> std::sync::MutexGuard<'_, Marks> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -126,11 +184,16 @@ struct Utt {
     base: u64,
 }
 
-/// The sentence being synthesised.
+/// The sentence being synthesised, or replayed from its kept audio.
+#[derive(Clone)]
 struct Current {
     id: UtteranceId,
     frames: usize,
     pos: usize,
+    /// The run's gain (SSML volume).
+    gain: f32,
+    /// A break: `frames` of silence, no backend.
+    silence: bool,
     /// The sink position of its first output sample.
     out_base: u64,
     /// Samples of its inaudible start skipped (all before its first played sample).
@@ -143,6 +206,108 @@ struct Current {
     next_word: usize,
     index: usize,
     range: Range<usize>,
+    /// How the run is said (SSML prosody; neutral for plain text).
+    prosody: Prosody,
+    /// What it was begun with, to begin it again on another backend (`failover.rs`).
+    again: Again,
+    /// The backend's frame for frame `pos`: `pos + shift` (non-zero after a failover to a
+    /// backend that placed the phonemes differently).
+    shift: isize,
+    /// Its audio so far as it went into the speed stage (after the lead-in cut), kept for
+    /// replay.
+    pcm: Arc<Vec<f32>>,
+    /// Samples of `pcm` fed to the speed stage since it started playing, and where in `pcm`
+    /// it started (a replay from mid-sentence). While `fed < pcm.len()` it replays.
+    fed: usize,
+    fed_from: usize,
+    /// A replay of a kept sentence (already in the timeline and the kept audio).
+    replayed: bool,
+    /// Marks to add at its first sample and after its last (moved there by navigation).
+    before: Vec<Mark>,
+    after: Vec<Mark>,
+}
+
+/// A sentence's backend input, and the durations the backend gave it.
+#[derive(Clone)]
+struct Again {
+    ids: Vec<i64>,
+    scales: Scales,
+    seed: u64,
+    words: Vec<WordIds>,
+    durations: Vec<usize>,
+}
+
+impl Again {
+    /// For what no backend makes (a break's silence, a replay from the kept audio).
+    fn none(scales: Scales) -> Self {
+        Self {
+            ids: Vec::new(),
+            scales,
+            seed: 0,
+            words: Vec::new(),
+            durations: Vec::new(),
+        }
+    }
+}
+
+impl Current {
+    fn span(&self) -> Span<'_> {
+        Span {
+            id: self.id,
+            range: &self.range,
+            words: &self.words,
+            skipped: self.skipped,
+            len: self.pcm.len(),
+            length_speed: self.length_speed,
+        }
+    }
+
+    /// A sentence of `frames` (silence: a break) from the start.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        id: UtteranceId,
+        frames: usize,
+        out_base: u64,
+        length_speed: f32,
+        words: Vec<SpokenWord>,
+        index: usize,
+        range: Range<usize>,
+        prosody: Prosody,
+        again: Again,
+    ) -> Self {
+        Self {
+            id,
+            frames,
+            pos: 0,
+            gain: prosody.volume,
+            silence: false,
+            out_base,
+            skipped: 0,
+            length_speed,
+            words,
+            next_word: 0,
+            index,
+            range,
+            prosody,
+            again,
+            shift: 0,
+            pcm: Arc::default(),
+            fed: 0,
+            fed_from: 0,
+            replayed: false,
+            before: Vec::new(),
+            after: Vec::new(),
+        }
+    }
+
+    /// Plays again from sample `offset` of its kept audio, whose first word is `word`.
+    fn rewind(&mut self, offset: usize, word: usize) {
+        self.fed = offset.min(self.pcm.len());
+        self.fed_from = self.fed;
+        self.next_word = word;
+        self.before.clear();
+        self.after.clear();
+    }
 }
 
 struct Worker {
@@ -156,10 +321,11 @@ struct Worker {
     events: tokio::sync::mpsc::UnboundedSender<Event>,
     backend: Box<dyn Backend>,
     backend_name: String,
+    /// The device failed and the CPU speaks (`failover.rs`).
+    on_cpu_fallback: bool,
     sink: Box<dyn AudioSink>,
     /// The device was lost and could not be reopened; try again at the next utterance.
     sink_fallback: bool,
-    marks: SharedMarks,
     on_mark: MarkFn,
     seen_epoch: u64,
     paused: bool,
@@ -170,6 +336,10 @@ struct Worker {
     tempo: Tempo,
     /// Its output for the current step.
     stretched: Vec<f32>,
+    /// The sentences to play after `current`: replays, then the one in synthesis.
+    ahead: VecDeque<Current>,
+    /// The latest finished sentences' audio, for replay.
+    kept: Kept<Current>,
 }
 
 pub(crate) fn spawn(
@@ -210,13 +380,31 @@ fn lead_in_cut(audible: Option<usize>, len: usize, skipped: usize, rate: f64) ->
 fn mark_fn(marks: SharedMarks, events: tokio::sync::mpsc::UnboundedSender<Event>) -> MarkFn {
     Arc::new(move |tag, at| {
         let mut m = lock(&marks);
-        let Some(mark) = m.pending.remove(&tag) else {
+        let Some((_, mark)) = m.pending.remove(&tag) else {
             return; // flushed by a stop
         };
         let ev = match mark {
             Mark::Started(id) => Event::Started { id },
-            Mark::Progress(id, char_range) => Event::Progress { id, char_range },
-            Mark::Word(id, char_range) => Event::Word { id, char_range },
+            Mark::Named(id, name) => Event::Mark { id, name },
+            Mark::ClipStarted(id, requested) => {
+                let ms = at.saturating_duration_since(requested).as_secs_f64() * 1e3;
+                m.onsets.insert(id, ms);
+                Event::Started { id }
+            }
+            Mark::Progress(id, char_range) => {
+                m.heard = Some(Heard {
+                    id,
+                    sentence: char_range.clone(),
+                    word: None,
+                });
+                Event::Progress { id, char_range }
+            }
+            Mark::Word(id, char_range) => {
+                if let Some(h) = m.heard.as_mut().filter(|h| h.id == id) {
+                    h.word = Some(char_range.clone());
+                }
+                Event::Word { id, char_range }
+            }
             Mark::Onset(id, requested) => {
                 let ms = at.saturating_duration_since(requested).as_secs_f64() * 1e3;
                 m.onsets.insert(id, ms);
@@ -224,6 +412,9 @@ fn mark_fn(marks: SharedMarks, events: tokio::sync::mpsc::UnboundedSender<Event>
             }
             Mark::Finished(mut stats) => {
                 stats.onset_ms = m.onsets.remove(&stats.id);
+                if m.heard.as_ref().is_some_and(|h| h.id == stats.id) {
+                    m.heard = None;
+                }
                 let id = stats.id;
                 let _ = events.send(Event::Stats(stats));
                 Event::Finished { id, stopped: false }
@@ -247,7 +438,10 @@ fn open_sink(
 
 impl Worker {
     fn new(init: WorkerInit) -> Result<Self, EngineError> {
-        let mut backend = make_backend(init.backend, init.engine, &init.voice, &init.gpu)?;
+        let backend = make_backend(init.backend, init.engine, &init.voice, &init.gpu)?;
+        #[cfg(feature = "fault-inject")]
+        let backend = hark_model::fault::wrap(backend);
+        let mut backend = backend;
         let backend_name = backend.name();
         if init.warm_up {
             let t0 = Instant::now();
@@ -260,8 +454,7 @@ impl Worker {
                 Err(e) => tracing::warn!("backend warm-up failed: {e}"),
             }
         }
-        let marks: SharedMarks = Arc::default();
-        let on_mark = mark_fn(Arc::clone(&marks), init.events.clone());
+        let on_mark = mark_fn(Arc::clone(&init.control.marks), init.events.clone());
         let mut sink = open_sink(
             &init.output,
             init.voice.config.sample_rate,
@@ -270,10 +463,13 @@ impl Worker {
         )
         .map_err(|e| EngineError::Sink(e.to_string()))?;
         sink.set_volume(init.settings.volume);
+        init.control.set_cue_port(sink.cue_port());
         let tempo = Tempo::new(init.voice.config.sample_rate);
         Ok(Self {
             tempo,
             stretched: Vec::new(),
+            ahead: VecDeque::new(),
+            kept: Kept::new(init.keep_samples),
             seen_epoch: init.control.epoch(),
             voice: init.voice,
             output: init.output,
@@ -285,9 +481,9 @@ impl Worker {
             events: init.events,
             backend,
             backend_name,
+            on_cpu_fallback: false,
             sink,
             sink_fallback: false,
-            marks,
             on_mark,
             paused: false,
             current: None,
@@ -366,10 +562,52 @@ impl Worker {
                 // Speed and pitch at once: sonic makes up the difference from the length
                 // scale the current sentence was made with.
                 if let Some(cur) = &self.current {
-                    self.tempo.aim(s.speed, s.pitch, cur.length_speed);
+                    let (speed, pitch) = tempo::for_run(s.speed, s.pitch, &cur.prosody);
+                    self.tempo.aim(speed, pitch, cur.length_speed);
                 }
             }
+            Cmd::Navigate(nav) => self.navigate(nav),
+            Cmd::Clip {
+                id,
+                epoch,
+                clip,
+                requested,
+            } => self.play_clip(id, epoch, &clip, requested),
         }
+    }
+
+    /// A clip through the ring (no cue port): after the stop that came with it, at once.
+    fn play_clip(&mut self, id: UtteranceId, epoch: u64, clip: &Clip, requested: Instant) {
+        let now = self.control.epoch();
+        if now != self.seen_epoch {
+            self.stopped(now);
+        }
+        if epoch != self.seen_epoch {
+            // A later stop already cancelled it.
+            self.emit(Event::Stats(self.stats(id, None)));
+            self.emit(Event::Finished { id, stopped: true });
+            return;
+        }
+        self.open_utt(id, requested);
+        if let Some(u) = self.utts.get_mut(&id) {
+            u.samples = clip.samples.len() as u64;
+            u.onset_marked = true;
+        }
+        let at = self.sink.written();
+        self.add_mark(at, Mark::Onset(id, requested));
+        if let Err(e) = self.sink.write(&clip.samples) {
+            self.sink_lost(e);
+            return;
+        }
+        self.control.first_audio.fetch_max(id, Ordering::AcqRel);
+        self.sink.set_expecting(true);
+        if self.emit_chunks {
+            self.emit(Event::Chunk {
+                id,
+                samples: clip.samples.to_vec(),
+            });
+        }
+        self.complete(id);
     }
 
     /// Nothing to synthesise right now; returns how long to wait for work.
@@ -409,8 +647,45 @@ impl Worker {
                 words,
                 index,
                 requested,
+                prosody,
                 ..
-            } => self.begin(id, range, &ids, words, index, requested),
+            } => self.begin(id, range, &ids, words, index, requested, prosody),
+            Item::Silence {
+                id, ms, requested, ..
+            } => {
+                self.open_utt(id, requested);
+                let hop = self.voice.config.hop_length.max(1);
+                let frames = (ms as usize * self.voice.config.sample_rate as usize / 1000) / hop;
+                if frames > 0 {
+                    let at = self.sink.written();
+                    let again = Again::none(self.settings.scales);
+                    let mut cur = Current::new(
+                        id,
+                        frames,
+                        at,
+                        1.0,
+                        Vec::new(),
+                        0,
+                        0..0,
+                        Prosody::NEUTRAL,
+                        again,
+                    );
+                    (cur.gain, cur.silence) = (0.0, true);
+                    self.current = Some(cur);
+                }
+            }
+            Item::Mark {
+                id,
+                name,
+                requested,
+                ..
+            } => {
+                self.open_utt(id, requested);
+                // With the last sample before it: that is when the audio before it has
+                // played, even when nothing follows it.
+                let at = self.sink.written().saturating_sub(1);
+                self.add_mark(at, Mark::Named(id, name));
+            }
             Item::JobEnd { id, jobs, .. } => {
                 let done = {
                     let mut book = self.control.book();
@@ -434,26 +709,14 @@ impl Worker {
     }
 
     fn add_mark(&mut self, pos: u64, mark: Mark) {
-        let tag = {
-            let mut m = lock(&self.marks);
-            m.next_tag += 1;
-            let tag = m.next_tag;
-            m.pending.insert(tag, mark);
-            tag
-        };
+        let tag = lock(&self.control.marks).add(self.seen_epoch, mark);
         // Outside the lock: a headless sink fires the mark at once.
         self.sink.mark(pos, tag);
     }
 
-    fn begin(
-        &mut self,
-        id: UtteranceId,
-        range: Range<usize>,
-        ids: &[i64],
-        words: Vec<WordIds>,
-        index: usize,
-        requested: Instant,
-    ) {
+    /// Starts utterance `id`'s bookkeeping (and its `Started` mark) if this is its first
+    /// piece.
+    fn open_utt(&mut self, id: UtteranceId, requested: Instant) {
         if !self.utts.contains_key(&id) {
             if self.sink_fallback {
                 self.try_reopen();
@@ -474,14 +737,34 @@ impl Worker {
             );
             self.add_mark(self.sink.written(), Mark::Started(id));
         }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn begin(
+        &mut self,
+        id: UtteranceId,
+        range: Range<usize>,
+        ids: &[i64],
+        words: Vec<WordIds>,
+        index: usize,
+        requested: Instant,
+        prosody: Prosody,
+    ) {
+        self.open_utt(id, requested);
         self.add_mark(self.sink.written(), Mark::Progress(id, range.clone()));
         let t = Instant::now();
         let seed = self.settings.seed.wrapping_add(index as u64);
-        // The speed: the length scale's part now, sonic's from the first sample.
-        let split = tempo::split(self.settings.speed);
+        // The speed: the length scale's part now, sonic's from the first sample; the run's
+        // own (SSML prosody) with the settings'.
+        let (speed, pitch) = tempo::for_run(self.settings.speed, self.settings.pitch, &prosody);
+        let split = tempo::split(speed);
         let mut scales = self.settings.scales;
         scales.length_scale *= split.length_factor;
-        let begun = self.backend.begin(ids, &scales, seed);
+        let begun = match self.backend.begin(ids, &scales, seed) {
+            Err(BackendError::Device(e)) => self.fail_over(Some(id), &e, ids, &scales, seed),
+            r => r,
+        };
+        self.control.sentences_begun.fetch_add(1, Ordering::Relaxed);
         let ms = t.elapsed().as_secs_f64() * 1e3;
         if let Some(u) = self.utts.get_mut(&id) {
             u.synth_ms += ms;
@@ -493,24 +776,28 @@ impl Worker {
         match begun {
             Ok(info) if info.frames > 0 => {
                 let hop = self.voice.config.hop_length;
-                let words = place_words(&info.durations, &words, hop);
+                let placed = place_words(&info.durations, &words, hop);
                 let length_speed =
                     tempo::length_speed_of(&split, &info, self.settings.scales.length_scale);
                 self.tempo.restart();
-                let s = &self.settings;
-                self.tempo.aim(s.speed, s.pitch, length_speed);
-                self.current = Some(Current {
+                self.tempo.aim(speed, pitch, length_speed);
+                self.current = Some(Current::new(
                     id,
-                    frames: info.frames,
-                    pos: 0,
-                    out_base: self.sink.written(),
-                    skipped: 0,
+                    info.frames,
+                    self.sink.written(),
                     length_speed,
-                    words,
-                    next_word: 0,
+                    placed,
                     index,
                     range,
-                });
+                    prosody,
+                    Again {
+                        ids: ids.to_vec(),
+                        scales,
+                        seed,
+                        words,
+                        durations: info.durations,
+                    },
+                ));
             }
             // Nothing to play: the phonemiser need not wait for this utterance's audio.
             Ok(_) => {
@@ -523,10 +810,84 @@ impl Worker {
         }
     }
 
+    /// The backend's device failed (`why`) beginning a sentence: begins it again on the same
+    /// backend once (it may have fallen back inside), else on the CPU from now on, with one
+    /// notice to the user.
+    fn fail_over(
+        &mut self,
+        id: Option<UtteranceId>,
+        why: &str,
+        ids: &[i64],
+        scales: &Scales,
+        seed: u64,
+    ) -> Result<UtteranceInfo, BackendError> {
+        match self.backend.begin(ids, scales, seed) {
+            Err(BackendError::Device(e)) if !self.on_cpu_fallback => {
+                self.backend = Box::new(CpuBackend::new(Arc::clone(&self.voice)));
+                self.backend_name = self.backend.name();
+                self.on_cpu_fallback = true;
+                self.error(
+                    id,
+                    format!("the GPU failed ({why}; then {e}); speaking on the CPU from now on"),
+                );
+                self.backend.begin(ids, scales, seed)
+            }
+            r => {
+                // It may have changed how it runs (persistent kernel → CUDA graphs).
+                self.backend_name = self.backend.name();
+                r
+            }
+        }
+    }
+
+    /// The device failed (`why`) decoding `cur` at frame `start`: begins it again elsewhere
+    /// ([`Self::fail_over`]) and makes `cur` go on from the same place there. `false` if it
+    /// cannot.
+    fn resume_elsewhere(&mut self, cur: &mut Current, start: usize, why: &str) -> bool {
+        let a = &cur.again;
+        let (ids, scales, seed) = (a.ids.clone(), a.scales, a.seed);
+        let info = match self.fail_over(Some(cur.id), why, &ids, &scales, seed) {
+            Ok(info) => info,
+            Err(e) => {
+                self.error(Some(cur.id), format!("synthesis failed: {e}"));
+                return false;
+            }
+        };
+        let old_at = start.saturating_add_signed(cur.shift);
+        // A frame was still to come: keep at least one (rounding at the last id may reach
+        // the end).
+        let new_at = carry_frame(&cur.again.durations, &info.durations, old_at)
+            .min(info.frames.saturating_sub(1));
+        cur.shift = new_at as isize - start as isize;
+        cur.frames = start + info.frames.saturating_sub(new_at);
+        cur.pos = start;
+        if info.durations != cur.again.durations {
+            // The words not yet marked, where the new backend put them (in played samples).
+            let hop = self.voice.config.hop_length;
+            let moved = cur.shift * hop as isize;
+            let placed = place_words(&info.durations, &cur.again.words, hop);
+            let unmarked = cur.words.iter_mut().zip(placed).skip(cur.next_word);
+            for (w, p) in unmarked {
+                let back = |x: u64| (x as i64 - moved as i64).max(0) as u64;
+                w.model = back(p.model.start)..back(p.model.end);
+            }
+            cur.again.durations = info.durations;
+        }
+        true
+    }
+
     fn step(&mut self) {
         let Some(mut cur) = self.current.take() else {
             return;
         };
+        if cur.fed < cur.pcm.len() || cur.pos >= cur.frames {
+            // A replay: the kept audio instead of the backend.
+            let pcm = Arc::clone(&cur.pcm);
+            let chunk = &pcm[cur.fed..pcm.len().min(cur.fed + REPLAY_CHUNK)];
+            let last = cur.fed + chunk.len() >= pcm.len() && cur.pos >= cur.frames;
+            self.play_out(cur, chunk, last, None, None);
+            return;
+        }
         let input = StepInput {
             queue_depth: self.control.queue.len(),
             buffered_ms: self.sink.buffered_ms(),
@@ -536,14 +897,35 @@ impl Worker {
         let (id, start) = (cur.id, cur.pos);
         cur.pos += n;
         let last = cur.pos >= cur.frames;
+        if cur.silence {
+            let samples = vec![0.0; n * self.voice.config.hop_length.max(1)];
+            if let Err(e) = self.sink.write(&samples) {
+                self.sink_lost(e);
+                return;
+            }
+            if self.emit_chunks {
+                self.emit(Event::Chunk { id, samples });
+            }
+            if last {
+                self.next_sentence();
+            } else {
+                self.current = Some(cur);
+            }
+            return;
+        }
         let t = Instant::now();
         let (control, seen) = (&self.control, self.seen_epoch);
         // A stop abandons the step between its stages instead of waiting for all of it.
         let stopped = || control.epoch() != seen;
-        let samples = match self.backend.decode_cancellable(start, start + n, &stopped) {
+        let at = start.saturating_add_signed(cur.shift);
+        let mut samples = match self.backend.decode_cancellable(at, at + n, &stopped) {
             Ok(Some(s)) => s,
             Ok(None) => {
                 // Stopped while decoding: this audio must not play (the stop drops the rest).
+                self.current = Some(cur);
+                return;
+            }
+            Err(BackendError::Device(e)) if self.resume_elsewhere(&mut cur, start, &e) => {
                 self.current = Some(cur);
                 return;
             }
@@ -559,6 +941,9 @@ impl Worker {
             return; // stopped while decoding: this audio must not play
         }
         self.last_step = Some((n, ms));
+        if cur.gain != 1.0 {
+            samples.iter_mut().for_each(|s| *s *= cur.gain);
+        }
         let written = self.sink.written();
         let nothing_playing = self.sink.buffered_ms() < 1.0;
         let rate = self.voice.config.sample_rate as f64;
@@ -587,10 +972,28 @@ impl Worker {
             utt_base = u.base;
         }
         cur.skipped += play.start as u64;
+        Arc::make_mut(&mut cur.pcm).extend_from_slice(&samples[play.clone()]);
+        self.play_out(cur, &samples[play], last, onset_wanted, Some(utt_base));
+    }
+
+    /// Plays `input`, the sentence's next audio (decoded or kept), through the speed stage,
+    /// with the marks of the words that start in it; at the sentence's end (`last`) keeps
+    /// it (a synthesised one: in the timeline from `utt_base`, and its audio) and moves on.
+    fn play_out(
+        &mut self,
+        mut cur: Current,
+        input: &[f32],
+        last: bool,
+        onset_wanted: Option<Instant>,
+        utt_base: Option<u64>,
+    ) {
+        let id = cur.id;
+        let written = self.sink.written();
+        cur.fed += input.len();
         // The speed stage (a copy when bypassed), and at the sentence's end what it holds.
         let mut out = std::mem::take(&mut self.stretched);
         out.clear();
-        self.tempo.process(&samples[play], &mut out);
+        self.tempo.process(input, &mut out);
         if last {
             self.tempo.finish(&mut out);
         }
@@ -606,9 +1009,11 @@ impl Worker {
             }
             marks.push((written + i as u64, Mark::Onset(id, requested)));
         }
-        let decoded = (cur.pos * self.voice.config.hop_length) as u64;
+        // Model samples decoded so far; the speed stage counts from where it started.
+        let decoded = cur.skipped + cur.fed as u64;
+        let origin = cur.skipped + cur.fed_from as u64;
         while let Some(w) = cur.words.get(cur.next_word) {
-            let p = w.model.start.saturating_sub(cur.skipped);
+            let p = w.model.start.saturating_sub(origin);
             if !last && (w.model.start >= decoded || !self.tempo.has_output(p)) {
                 break;
             }
@@ -632,8 +1037,18 @@ impl Worker {
         // Only now: an empty ring before the first audio of a run is a start, not an underrun.
         self.sink.set_expecting(true);
         if last {
-            self.record(&cur, utt_base, cur.out_base..written + out_len);
+            if !cur.replayed {
+                if let Some(base) = utt_base.filter(|_| cur.fed_from == 0) {
+                    self.record(&cur, base, cur.out_base..written + out_len);
+                }
+                self.keep(&cur);
+            }
+            let end = (written + out_len).saturating_sub(1);
+            for mark in std::mem::take(&mut cur.after) {
+                self.add_mark(end, mark);
+            }
             self.tempo.restart();
+            self.next_sentence();
         } else {
             self.current = Some(cur);
         }
@@ -642,6 +1057,138 @@ impl Worker {
             let samples = self.stretched.clone();
             self.emit(Event::Chunk { id, samples });
         }
+    }
+
+    /// Keeps a finished sentence's audio for replay.
+    fn keep(&mut self, cur: &Current) {
+        let mut kept = cur.clone();
+        kept.replayed = true;
+        self.kept.push(kept, cur.pcm.len());
+        let samples = self.kept.samples() as u64;
+        self.control.kept_samples.store(samples, Ordering::Relaxed);
+    }
+
+    /// The sentence after the one that ended: the next replay (or the one in synthesis
+    /// again) if navigation queued any, else the queue's next.
+    fn next_sentence(&mut self) {
+        self.current = self.ahead.pop_front();
+        let at = self.sink.written();
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        cur.out_base = at;
+        let mut marks = std::mem::take(&mut cur.before);
+        if !cur.silence {
+            marks.push(Mark::Progress(cur.id, cur.range.clone()));
+        }
+        let (speed, pitch) = tempo::for_run(self.settings.speed, self.settings.pitch, &cur.prosody);
+        let length_speed = cur.length_speed;
+        self.tempo.restart();
+        self.tempo.aim(speed, pitch, length_speed);
+        for mark in marks {
+            self.add_mark(at, mark);
+        }
+    }
+
+    /// Steps through the utterance being heard: drops what is queued at the output and plays
+    /// from where `nav` lands, from the kept audio where it can (the sentence in synthesis
+    /// goes on after the replays), else from the next sentence to synthesise. The marks of the
+    /// dropped audio go with it: `Started` and `Finished` move to the replayed sentences,
+    /// words and sentences are reported again as they are replayed, SSML marks are not.
+    fn navigate(&mut self, nav: Nav) {
+        let Some(heard) = lock(&self.control.marks).heard.clone() else {
+            return;
+        };
+        let in_synthesis = |c: &&Current| !c.replayed;
+        let landing = {
+            let unfinished = self.current.iter().chain(&self.ahead).find(in_synthesis);
+            let spans: Vec<Span> = self
+                .kept
+                .iter()
+                .chain(unfinished)
+                .map(Current::span)
+                .collect();
+            land(&spans, &heard, nav, self.voice.config.sample_rate as f64)
+        };
+        if landing == Landing::Nowhere {
+            return;
+        }
+        let mut unfinished = None;
+        for c in self.current.take().into_iter().chain(self.ahead.drain(..)) {
+            if !c.replayed {
+                unfinished = Some(c);
+            }
+        }
+        let mut list: VecDeque<Current> = match landing {
+            Landing::Nowhere | Landing::NextBoundary => VecDeque::new(),
+            Landing::Replay { from, offset, word } => {
+                let mut list: VecDeque<Current> = self.kept.iter().skip(from).cloned().collect();
+                list.extend(unfinished);
+                for (k, c) in list.iter_mut().enumerate() {
+                    if k == 0 {
+                        c.rewind(offset, word);
+                    } else {
+                        c.rewind(0, 0);
+                    }
+                }
+                list
+            }
+        };
+        self.sink.flush();
+        self.tempo.reset();
+        self.last_step = None;
+        let moved = {
+            let mut m = lock(&self.control.marks);
+            let epoch = self.seen_epoch;
+            let tags: Vec<u64> = m
+                .pending
+                .iter()
+                .filter(|(_, (e, _))| *e == epoch)
+                .map(|(&tag, _)| tag)
+                .collect();
+            m.heard = list.front().map(|c| Heard {
+                id: c.id,
+                sentence: c.range.clone(),
+                word: c.words.get(c.next_word).map(|w| w.text.clone()),
+            });
+            let mut moved: Vec<Mark> = Vec::new();
+            for tag in tags {
+                if let Some((_, mark @ (Mark::Started(_) | Mark::Onset(..) | Mark::Finished(_)))) =
+                    m.pending.remove(&tag)
+                {
+                    moved.push(mark);
+                }
+            }
+            moved
+        };
+        let at = self.sink.written();
+        let mut homeless = false;
+        for mark in moved {
+            let (id, finish) = match &mark {
+                Mark::Started(id) | Mark::Onset(id, _) => (*id, false),
+                Mark::Finished(s) => (s.id, true),
+                _ => continue,
+            };
+            let mut of_id = list.iter_mut().filter(|c| c.id == id);
+            let home = if finish { of_id.last() } else { of_id.next() };
+            match (home, finish) {
+                (Some(c), true) => c.after.push(mark),
+                (Some(c), false) => c.before.push(mark),
+                (None, _) => {
+                    self.add_mark(at, mark);
+                    homeless = true;
+                }
+            }
+        }
+        if homeless {
+            // Its sample was flushed: a moment of silence for the marks to play at.
+            let silence = vec![0.0; self.voice.config.sample_rate as usize / 100];
+            if let Err(e) = self.sink.write(&silence) {
+                return self.sink_lost(e);
+            }
+        }
+        self.ahead = list;
+        self.next_sentence();
     }
 
     /// Keeps a finished sentence's timing in the timeline: samples from the utterance's
@@ -706,20 +1253,30 @@ impl Worker {
         self.seen_epoch = epoch;
         self.sink.flush();
         self.current = None;
+        self.ahead.clear();
+        self.kept.clear();
+        self.control.kept_samples.store(0, Ordering::Relaxed);
         self.tempo.reset();
         self.last_step = None;
         let mut ids = BTreeSet::new();
         let mut finished = Vec::new();
         let onsets: HashMap<UtteranceId, f64>;
         {
-            let mut m = lock(&self.marks);
-            for (_, mark) in m.pending.drain() {
-                if let Mark::Finished(s) = mark {
+            let mut m = lock(&self.control.marks);
+            let stale: Vec<u64> = m
+                .pending
+                .iter()
+                .filter(|(_, (e, _))| *e < epoch)
+                .map(|(&tag, _)| tag)
+                .collect();
+            for tag in stale {
+                if let Some((_, Mark::Finished(s))) = m.pending.remove(&tag) {
                     ids.insert(s.id);
                     finished.push(s);
                 }
             }
             onsets = std::mem::take(&mut m.onsets);
+            m.heard = None;
         }
         let utts: Vec<(UtteranceId, Utt)> = self.utts.drain().collect();
         for (id, u) in &utts {

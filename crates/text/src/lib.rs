@@ -1,12 +1,14 @@
 //! Text front-end: raw text → clauses → espeak-ng IPA → the voice's phoneme ids.
 
 mod assess;
+pub mod chapters;
 mod clause;
 pub mod espeak;
 pub mod espeak_child;
 pub mod normalize;
 pub mod phonemes;
 pub mod segment;
+pub mod ssml;
 mod words;
 
 pub use assess::{MIN_ASSESSED_CHARS, MIN_WORD_SHARE, Verdict, assess};

@@ -770,7 +770,13 @@ mod tests {
         let long = "f".repeat(300);
         let wlong = format!("W{long}");
         let cyrillic = "ф".repeat(200);
+        // Symbols fill the same buffer: "W." and 170 of `|`, `#` or `~` aborted too.
+        let (pipes, hashes, tildes) = ("|".repeat(200), "#".repeat(200), "~".repeat(170));
         for (before, word) in [
+            ("W.", &pipes),
+            ("a.", &hashes),
+            ("7.", &tildes),
+            ("W.W.", &pipes),
             ("W.", &long),
             ("é.", &long),
             ("W..", &long),
@@ -796,6 +802,9 @@ mod tests {
             long.clone(),
             format!("ab.{long}"),
             format!("W.{}", "f".repeat(40)),
+            format!("W.{}", "|".repeat(80)),
+            format!("W. {pipes}"),
+            format!("ab.{pipes}"),
         ] {
             assert_eq!(make_safe(&text), text);
         }
@@ -891,8 +900,9 @@ mod tests {
         // A later run: "stack smashing detected" on dotted W's joined by ".." and by spaces
         // before a dot (NULs, blanked by the sanitiser), which the dotted-run cut then took
         // for the end of a run.
-        // And on a long word after a dotted letter ("W.Wfff…").
-        let later: [(&[u8], &str); 3] = [
+        // And on a long word after a dotted letter ("W.Wfff…"), and (found on the H200
+        // machine's 16 cores) on a long run of symbols after one ("W.|||…").
+        let later: [(&[u8], &str); 4] = [
             (
                 include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-double-dots"),
                 "W..W",
@@ -904,6 +914,10 @@ mod tests {
             (
                 include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-word-after-dot"),
                 "W.Wffff",
+            ),
+            (
+                include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-symbols-after-dot"),
+                "m.||||",
             ),
         ];
         for (bytes, what) in later {

@@ -1,11 +1,13 @@
 //! The UI's commands: thin wrappers over the managers. Every name here is listed in
 //! `names.in` (the ACL) and in `ui/api.js` (the typed client); a test keeps the three in step.
 
+pub mod export;
 pub mod voices;
 
 use crate::actions;
 use crate::events;
-use crate::managers::{self, engine::EngineManager, history::HistoryManager};
+use crate::managers::engine::{EngineManager, Step};
+use crate::managers::{self, history::HistoryManager};
 use crate::managers::{settings::SettingsManager, sources::SourcesManager};
 use crate::settings::{Action, Settings};
 use crate::state::{AppState, Source, SourcesStatus, State};
@@ -35,7 +37,7 @@ pub fn speak_text(
     engine: S<'_, EngineManager>,
     text: String,
 ) -> Result<u64, String> {
-    let id = engine.speak(text.clone(), Source::Typed, Mode::Interrupt)?;
+    let (id, text) = engine.speak(text, Source::Typed, Mode::Interrupt)?;
     let history = app.state::<HistoryManager>();
     history.add(Source::Typed, &text, Some(id));
     events::history(&app, &history.list());
@@ -65,6 +67,12 @@ pub fn toggle_pause(app: AppHandle) -> State {
     app.state::<EngineManager>().status().state
 }
 
+/// Previous/repeat/next sentence, back/forward 5 s: the same path as the shortcuts.
+#[tauri::command]
+pub fn navigate(app: AppHandle, step: Step) {
+    actions::perform(&app, step.action());
+}
+
 #[tauri::command]
 pub fn clear_history(app: AppHandle, history: S<'_, HistoryManager>) {
     history.clear();
@@ -81,7 +89,7 @@ pub fn replay_history(
     let text = history
         .text(id)
         .ok_or("That item is too long to keep; copy it again to hear it.")?;
-    let utt = engine.speak(text, Source::History, Mode::Interrupt)?;
+    let (utt, _) = engine.speak(text, Source::History, Mode::Interrupt)?;
     events::history(&app, &history.list());
     Ok(utt)
 }

@@ -26,6 +26,13 @@ pub async fn pick_file(app: AppHandle, kind: String) -> Option<String> {
     dialog.pick_file(move |p| {
         let _ = tx.send(p);
     });
+    chosen_path(rx).await
+}
+
+/// The path a native dialog gave back through `rx`; none when it was cancelled.
+pub(crate) async fn chosen_path(
+    rx: tokio::sync::oneshot::Receiver<Option<tauri_plugin_dialog::FilePath>>,
+) -> Option<String> {
     rx.await
         .ok()
         .flatten()

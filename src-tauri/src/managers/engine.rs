@@ -4,6 +4,7 @@
 //! file that knows the engine's API.
 
 use crate::events;
+use crate::locked::lock;
 use crate::managers::history::HistoryManager;
 use crate::settings::Settings;
 use crate::state::{Level, Source, Speaking, SpokenWord, State, Status};
@@ -27,6 +28,47 @@ struct Utterance {
     shown: std::ops::Range<usize>,
 }
 
+/// A step through what is being read ([`EngineManager::navigate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    PreviousSentence,
+    RepeatSentence,
+    NextSentence,
+    #[serde(rename = "back_5s")]
+    Back5,
+    #[serde(rename = "forward_5s")]
+    Forward5,
+}
+
+/// How far back and forward 5 s go.
+const SKIP_SECONDS: f32 = 5.0;
+
+impl Step {
+    /// The action (shortcut) it is.
+    pub fn action(self) -> crate::settings::Action {
+        use crate::settings::Action;
+        match self {
+            Step::PreviousSentence => Action::PreviousSentence,
+            Step::RepeatSentence => Action::RepeatSentence,
+            Step::NextSentence => Action::NextSentence,
+            Step::Back5 => Action::Back5,
+            Step::Forward5 => Action::Forward5,
+        }
+    }
+
+    /// What it did, to announce.
+    pub fn done(self) -> &'static str {
+        match self {
+            Step::PreviousSentence => "Previous sentence.",
+            Step::RepeatSentence => "Repeating the sentence.",
+            Step::NextSentence => "Next sentence.",
+            Step::Back5 => "Back 5 seconds.",
+            Step::Forward5 => "Forward 5 seconds.",
+        }
+    }
+}
+
 pub struct EngineManager {
     app: AppHandle,
     engine: Mutex<Option<Arc<Engine>>>,
@@ -37,10 +79,6 @@ pub struct EngineManager {
     overrides: hark_engine::Overrides,
     /// Bumped by every (re)start so a replaced engine's late events are ignored.
     generation: AtomicU64,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl EngineManager {
@@ -183,7 +221,8 @@ impl EngineManager {
                 break;
             }
             match ev {
-                Event::Chunk { .. } => {}
+                // The app speaks plain text: no SSML marks.
+                Event::Chunk { .. } | Event::Mark { .. } => {}
                 Event::Word { id, char_range } => {
                     if let Some(w) = self.word(id, char_range) {
                         events::word(&self.app, &w);
@@ -298,24 +337,31 @@ impl EngineManager {
         })
     }
 
-    /// Speaks `text` (any length: the engine reads it as it goes).
-    pub fn speak(&self, text: String, source: Source, mode: Mode) -> Result<u64, String> {
+    /// Speaks `text` (any length: the engine reads it as it goes). Returns the utterance and
+    /// the text as kept here (for the history: the text is held twice in all, here and by
+    /// the engine, however long).
+    pub fn speak(
+        &self,
+        text: String,
+        source: Source,
+        mode: Mode,
+    ) -> Result<(u64, Arc<str>), String> {
         if text.trim().is_empty() {
             return Err("There is no text to read.".into());
         }
         let engine = self.engine()?;
-        let text: Arc<str> = Arc::from(text);
+        let kept: Arc<str> = Arc::from(text.as_str());
         let id = {
             // Held across `speak` so the event thread cannot see the id before it is known.
             let mut u = lock(&self.utterances);
-            let id = engine.speak(&text, mode);
+            let id = engine.speak_owned(text, mode);
             if mode == Mode::Interrupt {
                 u.clear();
             }
             u.insert(
                 id,
                 Utterance {
-                    text,
+                    text: Arc::clone(&kept),
                     source,
                     requested: std::time::Instant::now(),
                     shown: 0..0,
@@ -327,7 +373,24 @@ impl EngineManager {
             s.state = State::Speaking;
             s.message = None;
         });
-        Ok(id)
+        Ok((id, kept))
+    }
+
+    /// Steps through the utterance being read; the engine replays what it kept (the highlight
+    /// follows its `Progress` and `Word` events). An error when nothing is being read.
+    pub fn navigate(&self, step: Step) -> Result<(), String> {
+        let engine = self.engine()?;
+        if !matches!(self.status().state, State::Speaking | State::Paused) {
+            return Err("Nothing is being read.".into());
+        }
+        match step {
+            Step::PreviousSentence => engine.previous_sentence(),
+            Step::RepeatSentence => engine.repeat_sentence(),
+            Step::NextSentence => engine.next_sentence(),
+            Step::Back5 => engine.skip(-SKIP_SECONDS),
+            Step::Forward5 => engine.skip(SKIP_SECONDS),
+        }
+        Ok(())
     }
 
     pub fn stop(&self) {
@@ -390,7 +453,7 @@ impl EngineManager {
 
 /// The engine's settings for the app's, on a voice with scales `voice`: the speed is the
 /// engine's own (a real multiple of normal speed), the length scale the voice's.
-fn engine_settings(s: &Settings, voice: Scales) -> hark_engine::Settings {
+pub(crate) fn engine_settings(s: &Settings, voice: Scales) -> hark_engine::Settings {
     hark_engine::Settings {
         scales: Scales {
             noise_scale: s.noise_scale.unwrap_or(voice.noise_scale),
@@ -422,7 +485,10 @@ fn word_in_clause(
 }
 
 /// The chosen voice; if it has gone, the default one with a note saying so.
-fn load_voice(dir: &Path, name: Option<&str>) -> Result<(Voice, Option<String>), VoiceError> {
+pub(crate) fn load_voice(
+    dir: &Path,
+    name: Option<&str>,
+) -> Result<(Voice, Option<String>), VoiceError> {
     match Voice::load_from(dir, name) {
         Ok(v) => Ok((v, None)),
         Err(VoiceError::NotFound { wanted, .. }) if name.is_some() => Voice::load_from(dir, None)

@@ -1,6 +1,7 @@
 //! The last things read aloud. In memory only unless the user opts in to saving; clipboard text
 //! can be private, so nothing here is ever logged.
 
+use crate::locked::lock;
 use crate::state::{Item, Source};
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -18,7 +19,12 @@ pub struct HistoryManager {
     /// Where history is saved when the user opted in.
     file: PathBuf,
     persist: Mutex<bool>,
+    /// Tells the user that saving failed (once, until a save succeeds again).
+    on_save_error: Mutex<Option<SaveErrorFn>>,
+    save_failing: Mutex<bool>,
 }
+
+type SaveErrorFn = Box<dyn Fn(String) + Send + Sync>;
 
 impl HistoryManager {
     pub fn new(file: PathBuf, persist: bool) -> Self {
@@ -36,7 +42,14 @@ impl HistoryManager {
             next_id: Mutex::new(next),
             file,
             persist: Mutex::new(persist),
+            on_save_error: Mutex::new(None),
+            save_failing: Mutex::new(false),
         }
+    }
+
+    /// What to call when saving fails (the app shows it as a notice).
+    pub fn on_save_error(&self, f: impl Fn(String) + Send + Sync + 'static) {
+        *lock(&self.on_save_error) = Some(Box::new(f));
     }
 
     pub fn add(&self, source: Source, text: &str, utterance: Option<u64>) -> u64 {
@@ -107,19 +120,26 @@ impl HistoryManager {
             return;
         }
         let items = self.list();
-        if let Ok(json) = serde_json::to_string(&items) {
-            if let Some(dir) = self.file.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            if let Err(e) = std::fs::write(&self.file, json) {
+        let saved = serde_json::to_string(&items)
+            .map_err(std::io::Error::other)
+            .and_then(|json| crate::atomic_write::write(&self.file, json.as_bytes()));
+        let mut failing = lock(&self.save_failing);
+        match saved {
+            Ok(()) => *failing = false,
+            Err(e) => {
+                // The path and the error only: the items may be private.
                 tracing::warn!("cannot save history: {e}");
+                if !std::mem::replace(&mut *failing, true)
+                    && let Some(tell) = lock(&self.on_save_error).as_ref()
+                {
+                    tell(format!(
+                        "History could not be saved to {} ({e}); the last saved history is kept.",
+                        self.file.display()
+                    ));
+                }
             }
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn now_ms() -> u64 {
@@ -131,6 +151,32 @@ fn now_ms() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A save that fails (here: the file's folder is a file, so no one, root included, can
+    /// write there) keeps the old file, and the user is told once until a save works again.
+    #[test]
+    fn a_failed_save_keeps_the_old_file_and_tells_the_user_once() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("history.json");
+        let h = HistoryManager::new(file.clone(), true);
+        h.add(Source::Clipboard, "first", None);
+        let old = std::fs::read(&file).unwrap();
+        let told = std::sync::Arc::new(Mutex::new(Vec::<String>::new()));
+        let t = told.clone();
+        h.on_save_error(move |m| lock(&t).push(m));
+        // The temporary file's name taken by a folder: the write fails.
+        std::fs::create_dir(d.path().join("history.json.tmp")).unwrap();
+        h.add(Source::Clipboard, "second", None);
+        h.add(Source::Clipboard, "third", None);
+        assert_eq!(std::fs::read(&file).unwrap(), old);
+        assert_eq!(lock(&told).len(), 1, "{:?}", lock(&told));
+        assert!(!lock(&told)[0].contains("second"), "the text is private");
+        std::fs::remove_dir(d.path().join("history.json.tmp")).unwrap();
+        h.add(Source::Clipboard, "fourth", None);
+        let saved: Vec<Item> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(saved.len(), 4);
+        assert_eq!(lock(&told).len(), 1);
+    }
 
     #[test]
     fn keeps_the_last_twenty_in_memory_only() {

@@ -1,6 +1,7 @@
 //! Long-lived app state, one manager per concern, each held with `app.manage()`; and the two
 //! things that need all of them: applying a settings change, and the UI's snapshot.
 pub mod engine;
+pub mod export;
 pub mod history;
 pub mod settings;
 pub mod sources;

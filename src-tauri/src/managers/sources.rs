@@ -4,6 +4,7 @@
 
 use crate::clipboard::{self, Offer, Selection, X11};
 use crate::events;
+use crate::locked::lock;
 use crate::managers::engine::EngineManager;
 use crate::managers::history::HistoryManager;
 use crate::state::{Level, Source, SourcesStatus, Watch};
@@ -29,10 +30,6 @@ pub struct SourcesManager {
     auto_read: AtomicBool,
     status: Mutex<SourcesStatus>,
     follower: Mutex<Option<Follower>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl SourcesManager {
@@ -90,7 +87,7 @@ impl SourcesManager {
         let f = Follower::start(path.clone(), Start::End, move |line| {
             let engine = app2.state::<EngineManager>();
             match engine.speak(line.to_string(), Source::Caption, Mode::Queue) {
-                Ok(id) => {
+                Ok((id, _)) => {
                     let history = app2.state::<HistoryManager>();
                     history.add(Source::Caption, line, Some(id));
                     events::history(&app2, &history.list());
@@ -216,13 +213,14 @@ impl Worker {
         };
         let engine = self.app.state::<EngineManager>();
         let history = self.app.state::<HistoryManager>();
-        match engine.speak(text.clone(), source, Mode::Interrupt) {
-            Ok(id) => {
+        let bytes = text.len();
+        match engine.speak(text, source, Mode::Interrupt) {
+            Ok((id, text)) => {
                 // Timing only, never the text: the app's share of clipboard → first sound.
                 tracing::info!(
                     "{source:?} change → engine in {:.2} ms ({} bytes)",
                     since.elapsed().as_secs_f64() * 1e3,
-                    text.len()
+                    bytes
                 );
                 history.add(source, &text, Some(id));
                 events::history(&self.app, &history.list());

@@ -3,8 +3,12 @@
 mod engines;
 mod gpu;
 mod onset;
+mod onset_speeds;
 mod onset_stages;
+mod sink;
 mod soak;
+mod speechd;
+mod ssip;
 mod text;
 
 use anyhow::Context;
@@ -54,6 +58,10 @@ pub struct BenchArgs {
     /// `--runs` utterances (default 50 here) each with adaptive and fixed 16/64/128 steps.
     #[arg(long)]
     onset: bool,
+    /// With --onset: instead of the step modes, the onset at each of these speeds (e.g.
+    /// `1,3`), interleaved utterance by utterance on one engine with the app's settings.
+    #[arg(long, value_delimiter = ',', value_name = "SPEEDS")]
+    onset_speeds: Vec<f32>,
     /// With --onset: how long each utterance plays before the next interrupts it.
     #[arg(long, default_value_t = 1000)]
     play_ms: u64,
@@ -68,6 +76,15 @@ pub struct BenchArgs {
     /// start-up, which the app's user hears first; 0 skips it).
     #[arg(long, default_value_t = 10)]
     starts: usize,
+    /// Instead: Hark as speech-dispatcher's module against its stock espeak-ng module, at the
+    /// sound server's sink (`--runs` rounds, default 10 here): SPEAK → first sound, CHAR →
+    /// first sound, CANCEL → silence, the gap between sentences. Starts a private
+    /// speech-dispatcher; needs `sd_hark` next to `hark`, `sd_espeak-ng` and `parec`.
+    #[arg(long)]
+    speechd: bool,
+    /// With --speechd: the sink monitor to record.
+    #[arg(long, default_value = "@DEFAULT_MONITOR@")]
+    sink_monitor: String,
     /// Instead: time the text normaliser and segmenter on 1 MB of mixed text (no voice needed).
     #[arg(long)]
     normalize: bool,
@@ -117,6 +134,14 @@ impl BenchArgs {
             starts: self.starts,
         }
     }
+}
+
+/// The machine's load (`/proc/loadavg`'s three averages), printed beside every figure: these
+/// machines are shared, and a figure from a loaded one is no speed claim.
+pub(super) fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 impl Stats {
@@ -174,8 +199,21 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             json: args.json,
         });
     }
+    if args.onset && !args.onset_speeds.is_empty() {
+        return onset_speeds::run(&args.onset_args(), &args.onset_speeds);
+    }
     if args.onset {
         return onset::run(&args.onset_args());
+    }
+    if args.speechd {
+        return speechd::run(&speechd::SpeechdArgs {
+            // 20 is the speed benchmark's default; a round here takes about 20 s.
+            rounds: if args.runs == 20 { 10 } else { args.runs },
+            voice: args.voice.as_deref(),
+            backend: &crate::names::name_of(&args.backend),
+            monitor: &args.sink_monitor,
+            json: args.json,
+        });
     }
     anyhow::ensure!(
         args.runs >= 1 && args.full_runs >= 1,

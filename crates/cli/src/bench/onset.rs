@@ -151,7 +151,7 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
 }
 
 /// The engine's default configuration on the backend and output the bench was asked for.
-fn engine_config(args: &OnsetArgs, voice: &Arc<Voice>) -> EngineConfig {
+pub(super) fn engine_config(args: &OnsetArgs, voice: &Arc<Voice>) -> EngineConfig {
     let mut cfg = EngineConfig::new(Arc::clone(voice)).with_overrides(crate::overrides());
     cfg.backend = args.backend;
     cfg.output = match args.audio {
@@ -276,7 +276,11 @@ fn first_after_start(args: &OnsetArgs, voice: &Arc<Voice>) -> anyhow::Result<Fir
 }
 
 /// Collects `Stats` events for up to `wait`.
-fn drain(events: &mut hark_engine::Events, stats: &mut Vec<hark_engine::Stats>, wait: Duration) {
+pub(super) fn drain(
+    events: &mut hark_engine::Events,
+    stats: &mut Vec<hark_engine::Stats>,
+    wait: Duration,
+) {
     let until = Instant::now() + wait;
     while Instant::now() < until {
         match events.try_recv() {

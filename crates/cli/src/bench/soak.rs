@@ -4,6 +4,7 @@
 //! `every` utterances it samples the process's RSS, threads, open descriptors and (CUDA) GPU
 //! memory; it fails when any of them grows, or an utterance is lost.
 
+use super::load;
 use anyhow::Context;
 use hark_engine::{BackendChoice, Engine, EngineConfig, Event, Events, Mode, Settings};
 use hark_text::normalize::PunctuationVerbosity;
@@ -136,6 +137,12 @@ struct Sample {
     threads: usize,
     fds: usize,
     gpu_mb: Option<f64>,
+    /// The live heap (a `heap-count` build only): what RSS would be without the allocator's
+    /// kept pages, so a leak can be told from retention.
+    heap_mb: Option<f64>,
+    /// What C libraries hold through glibc's malloc (libcuda, NVRTC, libsonic, …; glibc's
+    /// `mallinfo2`: in-use arena and mmap bytes), which neither count above sees apart.
+    c_heap_mb: f64,
 }
 
 #[derive(Serialize)]
@@ -163,6 +170,9 @@ struct Report {
     fds: Vec<usize>,
     /// `null` off CUDA.
     gpu_mb: Option<Vec<f64>>,
+    /// `null` unless built with the `heap-count` feature.
+    heap_mb: Option<Vec<f64>>,
+    c_heap_mb: Vec<f64>,
     rss_growth_pct: f64,
     threads_growth: i64,
     fds_growth: i64,
@@ -243,10 +253,10 @@ fn rss_mb() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
+fn c_heap_mb() -> f64 {
+    // SAFETY: mallinfo2 only reads glibc's counters.
+    let m = unsafe { libc::mallinfo2() };
+    (m.uordblks + m.hblkhd) as f64 / (1024.0 * 1024.0)
 }
 
 /// Used GPU memory (MB, all contexts on the device) through the model crate's device; `None`
@@ -360,10 +370,15 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
                         .ok()
                         .map(|(free, total)| (total - free) as f64 / 1e6)
                 }),
+                heap_mb: hark_alloc::live_bytes().map(|b| b as f64 / (1024.0 * 1024.0)),
+                c_heap_mb: c_heap_mb(),
             };
             if !args.json {
+                let heap = s
+                    .heap_mb
+                    .map_or(String::new(), |h| format!(", heap {h:.1} MB"));
                 eprintln!(
-                    "soak: {issued} done, {:.0} s, RSS {:.1} MB",
+                    "soak: {issued} done, {:.0} s, RSS {:.1} MB{heap}",
                     t0.elapsed().as_secs_f64(),
                     s.rss_mb
                 );
@@ -454,6 +469,12 @@ fn report(p: ReportParts) -> Report {
             .as_ref()
             .map(|_| growth(|x| x.gpu_mb.unwrap_or(f64::NAN))),
         gpu_mb,
+        heap_mb: s
+            .iter()
+            .map(|x| x.heap_mb)
+            .collect::<Option<Vec<_>>>()
+            .filter(|v| !v.is_empty()),
+        c_heap_mb: col(|x| x.c_heap_mb),
         pass: rss_growth_pct <= MAX_RSS_GROWTH_PCT
             && threads_growth <= 0
             && fds_growth <= 0
@@ -481,13 +502,14 @@ fn print_table(r: &Report, samples: &[Sample]) {
         r.load_before,
         r.load_after
     );
-    println!("| after | RSS MB | threads | fds | GPU MB |");
-    println!("|---|---|---|---|---|");
+    println!("| after | RSS MB | threads | fds | GPU MB | heap MB | C heap MB |");
+    println!("|---|---|---|---|---|---|---|");
     for s in samples {
         let gpu = s.gpu_mb.map_or("–".to_string(), |g| format!("{g:.0}"));
+        let heap = s.heap_mb.map_or("–".to_string(), |h| format!("{h:.1}"));
         println!(
-            "| {} | {:.1} | {} | {} | {gpu} |",
-            s.after, s.rss_mb, s.threads, s.fds
+            "| {} | {:.1} | {} | {} | {gpu} | {heap} | {:.1} |",
+            s.after, s.rss_mb, s.threads, s.fds, s.c_heap_mb
         );
     }
     println!(
@@ -533,6 +555,8 @@ mod tests {
             threads,
             fds,
             gpu_mb: None,
+            heap_mb: None,
+            c_heap_mb: 1.0,
         }
     }
 

@@ -22,3 +22,37 @@ pub use split::{
     length_speed, length_speed_of, pitch_factor, split,
 };
 pub use stage::Tempo;
+
+/// The speed and pitch a run is said at: the settings' with the run's own (SSML `prosody`:
+/// its rate multiplies the speed, its pitch adds semitones), within the engine's limits.
+pub(crate) fn for_run(speed: f32, pitch: f32, prosody: &hark_text::ssml::Prosody) -> (f32, f32) {
+    let rate = if prosody.rate.is_finite() && prosody.rate > 0.0 {
+        prosody.rate
+    } else {
+        1.0
+    };
+    let pitch = pitch
+        + if prosody.pitch.is_finite() {
+            prosody.pitch
+        } else {
+            0.0
+        };
+    (
+        clamp_speed(speed * rate),
+        pitch.clamp(-PITCH_MAX, PITCH_MAX),
+    )
+}
+
+/// A whole clip `semitones` higher, as long as it was (sd_hark's keys at another pitch, a
+/// capital letter's rise).
+pub fn pitched(samples: &[f32], rate: u32, semitones: f32) -> Vec<f32> {
+    if pitch_factor(semitones) == 1.0 {
+        return samples.to_vec();
+    }
+    let mut stage = Tempo::new(rate);
+    stage.aim(1.0, semitones, 1.0);
+    let mut out = Vec::with_capacity(samples.len() + 1024);
+    stage.process(samples, &mut out);
+    stage.finish(&mut out);
+    out
+}

@@ -1,7 +1,8 @@
 //! Kernel sources (embedded in the binary, listed in [`super::registry`]), specialised to a
 //! voice by `-D` defines and compiled by NVRTC to a cubin for this GPU. Cubins are cached on
 //! disk under `$XDG_CACHE_HOME/hark/kernels`, keyed by source, defines, architecture and NVRTC
-//! version, so a second start skips compilation.
+//! version, so a second start skips compilation; an entry carries its length and SHA-256, so
+//! a truncated or damaged one is compiled again.
 
 use super::GpuError;
 use super::options::Mma;
@@ -10,7 +11,7 @@ use cudarc::nvrtc::{result as nv, sys as nvsys};
 use hark_voice::ModelDims;
 use sha2::{Digest, Sha256};
 use std::ffi::CString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const COMMON: &str = include_str!("../../../../kernels/common.cuh");
 /// Whether the voice's shape is one these kernels are written for.
@@ -156,24 +157,68 @@ pub fn cubin(
         .map(|b| format!("{b:02x}"))
         .collect();
     let path = cache_dir().join(format!("{name}-{key}.cubin"));
-    if disk_cache
-        && let Ok(bin) = std::fs::read(&path)
+    cached_or_built(&path, disk_cache, || {
+        let t0 = std::time::Instant::now();
+        let bin = compile(name, &src, &opts)?;
+        tracing::debug!(
+            "NVRTC: {name} in {:.0} ms ({} KB cubin)",
+            t0.elapsed().as_secs_f64() * 1e3,
+            bin.len() / 1024
+        );
+        Ok(bin)
+    })
+}
+
+/// A cache entry: this tag, the cubin's length (u64, little-endian) and SHA-256, the cubin.
+/// A truncated, damaged or foreign file fails the check and is compiled again.
+const CACHE_MAGIC: &[u8; 8] = b"HARKCUB1";
+const CACHE_HEADER: usize = 8 + 8 + 32;
+
+fn seal(bin: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(CACHE_HEADER + bin.len());
+    out.extend_from_slice(CACHE_MAGIC);
+    out.extend_from_slice(&(bin.len() as u64).to_le_bytes());
+    out.extend_from_slice(&Sha256::digest(bin));
+    out.extend_from_slice(bin);
+    out
+}
+
+/// The cubin in a cache entry, if the entry is whole.
+fn unseal(entry: &[u8]) -> Option<&[u8]> {
+    let (head, bin) = entry.split_at_checked(CACHE_HEADER)?;
+    let len = u64::from_le_bytes(head[8..16].try_into().ok()?);
+    let whole = &head[..8] == CACHE_MAGIC
+        && len == bin.len() as u64
         && !bin.is_empty()
-    {
-        return Ok((bin, true));
+        && Sha256::digest(bin).as_slice() == &head[16..];
+    whole.then_some(bin)
+}
+
+/// The cubin from the cache entry at `path` when it is whole (and `disk_cache` is on), else
+/// `build()`'s, which is then written to the entry (temp file and rename). Returns whether it
+/// came from the cache.
+fn cached_or_built(
+    path: &Path,
+    disk_cache: bool,
+    build: impl FnOnce() -> Result<Vec<u8>, GpuError>,
+) -> Result<(Vec<u8>, bool), GpuError> {
+    if disk_cache && let Ok(entry) = std::fs::read(path) {
+        if let Some(bin) = unseal(&entry) {
+            return Ok((bin.to_vec(), true));
+        }
+        tracing::info!(
+            "kernel cache entry {} is damaged; compiling again",
+            path.display()
+        );
     }
-    let t0 = std::time::Instant::now();
-    let bin = compile(name, &src, &opts)?;
-    tracing::debug!(
-        "NVRTC: {name} in {:.0} ms ({} KB cubin)",
-        t0.elapsed().as_secs_f64() * 1e3,
-        bin.len() / 1024
-    );
+    let bin = build()?;
     // The cache is an optimisation: failing to write it is not an error.
-    if std::fs::create_dir_all(cache_dir()).is_ok() {
+    if let Some(dir) = path.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+    {
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, &bin).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
+        if std::fs::write(&tmp, seal(&bin)).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
         }
     }
     Ok((bin, false))
@@ -223,6 +268,51 @@ fn compile(name: &str, src: &str, opts: &[String]) -> Result<Vec<u8>, GpuError> 
 mod tests {
     use super::*;
     use crate::cpu::testutil::tiny_dims;
+
+    /// A damaged cache entry (garbage, truncated, one byte flipped, an old bare cubin) is
+    /// rejected and compiled again, and the entry is then whole; a whole one is used.
+    #[test]
+    fn a_damaged_kernel_cache_entry_is_compiled_again() {
+        let dir = std::env::temp_dir().join(format!("hark-kcache-{}", std::process::id()));
+        let path = dir.join("m-key.cubin");
+        let cubin: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let build = |n: &mut usize| {
+            *n += 1;
+            Ok(cubin.clone())
+        };
+        let mut builds = 0;
+        assert_eq!(
+            cached_or_built(&path, true, || build(&mut builds)).unwrap(),
+            (cubin.clone(), false)
+        );
+        let whole = std::fs::read(&path).unwrap();
+        assert_eq!(
+            cached_or_built(&path, true, || build(&mut builds)).unwrap(),
+            (cubin.clone(), true)
+        );
+        assert_eq!(builds, 1);
+        let mut flipped = whole.clone();
+        flipped[CACHE_HEADER + 100] ^= 1;
+        let damaged: [Vec<u8>; 5] = [
+            b"garbage, not a cubin at all".to_vec(),
+            whole[..whole.len() / 2].to_vec(),
+            whole[..CACHE_HEADER - 1].to_vec(),
+            flipped,
+            cubin.clone(),
+        ];
+        for (i, bytes) in damaged.iter().enumerate() {
+            std::fs::write(&path, bytes).unwrap();
+            let (bin, cached) = cached_or_built(&path, true, || build(&mut builds)).unwrap();
+            assert!(!cached && bin == cubin, "damage {i} was not rejected");
+            assert_eq!(builds, 2 + i, "damage {i}: not compiled again");
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                whole,
+                "damage {i}: not rewritten"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// Every kernel file, and the persistent engine's module, compiles for Hopper in both
     /// precisions, wherever NVRTC is present (no GPU needed: NVRTC is a plain library).

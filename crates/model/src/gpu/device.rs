@@ -9,8 +9,16 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use std::ffi::c_void;
 use std::sync::Arc;
 
+pub const NVRTC_MISSING: &str =
+    "NVRTC (libnvrtc) not found; add the CUDA toolkit's lib64 to LD_LIBRARY_PATH";
+
 /// Why CUDA cannot be used here, or `None` when the driver library and a device exist.
 pub fn unavailable_reason() -> Option<String> {
+    // A machine with a driver but no NVRTC (checked first, so that it shows without a GPU).
+    #[cfg(feature = "fault-inject")]
+    if crate::fault::nvrtc_missing() {
+        return Some(NVRTC_MISSING.into());
+    }
     // SAFETY: only probes whether the shared library can be opened.
     let driver = std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false);
     if !driver {
@@ -20,9 +28,7 @@ pub fn unavailable_reason() -> Option<String> {
     let nvrtc = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
         .unwrap_or(false);
     if !nvrtc {
-        return Some(
-            "NVRTC (libnvrtc) not found; add the CUDA toolkit's lib64 to LD_LIBRARY_PATH".into(),
-        );
+        return Some(NVRTC_MISSING.into());
     }
     match std::panic::catch_unwind(|| cu::init().and_then(|_| cu::device::get_count())) {
         Ok(Ok(n)) if n > 0 => None,

@@ -406,10 +406,18 @@ impl Host {
                 break;
             }
             let consumed = self.consumed;
+            // An injected hang: the chunk never comes and nothing moves.
+            let hang = injected_hang();
             self.wait(
                 "decoding a chunk",
-                |sh| sh.ctl(ctl::PRODUCED).load(Ordering::Acquire) != consumed,
-                |sh| sh.ctl(ctl::PRODUCED).load(Ordering::Relaxed),
+                |sh| !hang && sh.ctl(ctl::PRODUCED).load(Ordering::Acquire) != consumed,
+                |sh| {
+                    if hang {
+                        0
+                    } else {
+                        sh.ctl(ctl::PRODUCED).load(Ordering::Relaxed)
+                    }
+                },
                 |_| {},
             )?;
         }
@@ -452,6 +460,16 @@ pub fn stage_times(entries: &[(u32, u32)]) -> Vec<(&'static str, f64)> {
         }
     }
     out
+}
+
+/// Whether this chunk wait is one the fault hook makes never end (`persistent-watchdog:N`).
+#[cfg(feature = "fault-inject")]
+fn injected_hang() -> bool {
+    crate::fault::persistent_job_hangs()
+}
+#[cfg(not(feature = "fault-inject"))]
+fn injected_hang() -> bool {
+    false
 }
 
 #[cfg(test)]
