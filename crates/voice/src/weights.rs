@@ -37,19 +37,37 @@ impl Weights {
         Self { tensors }
     }
 
+    /// Reads `voice.safetensors` through a read-only map, a tensor at a time: each tensor's
+    /// file pages are dropped from the process once it is converted, so loading holds the
+    /// f32 weights plus one tensor's bytes, not the whole file twice (a 63 MB voice peaked at
+    /// ~126 MB read whole; docs/RELIABILITY.md, "Memory bounded by design").
     pub fn load(path: &Path) -> Result<Self, WeightsError> {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| WeightsError::Io {
+        let io = |source| WeightsError::Io {
             path: shown.clone(),
             source,
-        })?;
-        Self::from_bytes(&bytes).map_err(|reason| WeightsError::Corrupt {
-            path: shown,
-            reason,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the map is read-only and lives only for this call. Voice files are written
+        // whole and renamed into place (`hark voice import`), never rewritten in place, so
+        // the pages cannot change under it; a file cut short by another process while mapped
+        // is the one case this trusts away.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Self::convert(&map, |bytes| drop_pages(&map, bytes)).map_err(|reason| {
+            WeightsError::Corrupt {
+                path: shown.clone(),
+                reason,
+            }
         })
     }
 
+    /// Parses a whole safetensors file held in memory (the tests, the fuzzer).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, String> {
+        Self::convert(bytes, |_| {})
+    }
+
+    /// Converts every tensor to f32; `done` is told each tensor's bytes once they are read.
+    fn convert(bytes: &[u8], mut done: impl FnMut(&[u8])) -> Result<Self, String> {
         let st = SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?;
         let mut tensors = HashMap::new();
         for (name, view) in st.tensors() {
@@ -65,6 +83,7 @@ impl Weights {
                     .collect(),
                 other => return Err(format!("tensor `{name}` has unsupported type {other:?}")),
             };
+            done(raw);
             tensors.insert(name, Tensor::new(view.shape().to_vec(), data));
         }
         Ok(Self { tensors })
@@ -109,3 +128,22 @@ impl Weights {
         self.tensors.iter().map(|(k, v)| (k.as_str(), v))
     }
 }
+
+/// Drops the file pages under `bytes` (a part of `map`) from the process's resident set; the
+/// kernel reads them from the file again if they are touched. Best effort: a refusal costs
+/// memory, not correctness.
+#[cfg(unix)]
+fn drop_pages(map: &memmap2::Mmap, bytes: &[u8]) {
+    // A multiple of every page size in use (4, 16 and 64 KiB).
+    const PAGE: usize = 64 * 1024;
+    let start = bytes.as_ptr() as usize - map.as_ptr() as usize;
+    // madvise needs a page-aligned start; a page shared with the next tensor is read again.
+    let from = start / PAGE * PAGE;
+    let len = start + bytes.len() - from;
+    // SAFETY: `DontNeed` on a read-only file map only drops clean pages, which later reads
+    // fetch from the file again; no data of the map is lost or changed.
+    let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, len) };
+}
+
+#[cfg(not(unix))]
+fn drop_pages(_: &memmap2::Mmap, _: &[u8]) {}

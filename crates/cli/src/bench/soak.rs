@@ -67,9 +67,12 @@ enum Action {
     Pause,
     /// Change speed, scales and volume, then speak.
     Settings,
-    /// Change the punctuation verbosity: the engine is started again with it (verbosity is
-    /// a segmenter option), then speak.
+    /// Change the punctuation verbosity live (`Engine::set_punctuation`, as the speech-dispatcher
+    /// module does for SET punctuation), then speak.
     Verbosity,
+    /// Start the engine again, as a change of voice or backend does in the app (a CUDA
+    /// engine uploads its weights again), then speak.
+    Restart,
 }
 
 /// splitmix64: a small, good, deterministic generator; the schedule must repeat from a seed.
@@ -104,18 +107,25 @@ fn draw(rng: &mut Rng, pathological: &str) -> (String, Action) {
         _ => pathological.to_string(),
     };
     let long = text.len() > 200;
-    // A verbosity change restarts the engine (a CUDA one uploads its weights again): rare.
+    // A restart is rare: a user changes voice or backend a few times a day, not per minute.
     let action = match rng.below(1000) {
         0..550 => Action::Plain,
         550..700 => Action::Stop,
         700..800 => Action::Interrupt,
         800..900 => Action::Pause,
-        900..995 => Action::Settings,
-        _ => Action::Verbosity,
+        900..990 => Action::Settings,
+        990..999 => Action::Verbosity,
+        _ => Action::Restart,
     };
     // A long text played to its end would dominate the run: it is always cut short.
     let action = match action {
-        Action::Plain | Action::Pause | Action::Settings | Action::Verbosity if long => {
+        Action::Plain
+        | Action::Pause
+        | Action::Settings
+        | Action::Verbosity
+        | Action::Restart
+            if long =>
+        {
             Action::Stop
         }
         a => a,
@@ -161,6 +171,7 @@ struct Report {
     interrupts: usize,
     pauses: usize,
     setting_changes: usize,
+    verbosity_changes: usize,
     engine_restarts: usize,
     elapsed_s: f64,
     load_before: String,
@@ -180,7 +191,7 @@ struct Report {
     pass: bool,
 }
 
-/// The engine and its events, restarted for a verbosity change.
+/// The engine and its events, started again by [`Action::Restart`].
 struct Running {
     engine: Engine,
     events: Events,
@@ -305,7 +316,7 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
     let base = Settings::for_voice(&voice);
     let mut tally = Tally::default();
     let mut open = HashSet::new();
-    let (mut interrupts, mut pauses, mut changes, mut restarts) = (0, 0, 0, 0);
+    let (mut interrupts, mut pauses, mut changes, mut verbosities, mut restarts) = (0, 0, 0, 0, 0);
     let mut samples: Vec<Sample> = Vec::new();
     let t0 = Instant::now();
     let mut issued = 0;
@@ -324,6 +335,10 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
             }
             Action::Verbosity => {
                 verbosity = *rng.pick(&PunctuationVerbosity::ALL);
+                run.engine.set_punctuation(verbosity);
+                verbosities += 1;
+            }
+            Action::Restart => {
                 drop(run);
                 run = start(args, &voice, verbosity)?;
                 restarts += 1;
@@ -393,7 +408,7 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
         backend,
         every,
         tally,
-        counts: [interrupts, pauses, changes, restarts],
+        counts: [interrupts, pauses, changes, verbosities, restarts],
         elapsed,
         load_before,
         samples: &samples,
@@ -420,8 +435,8 @@ struct ReportParts<'a> {
     backend: String,
     every: usize,
     tally: Tally,
-    /// Interrupts, pauses, setting changes, engine restarts.
-    counts: [usize; 4],
+    /// Interrupts, pauses, setting changes, verbosity changes, engine restarts.
+    counts: [usize; 5],
     elapsed: f64,
     load_before: String,
     samples: &'a [Sample],
@@ -444,7 +459,7 @@ fn report(p: ReportParts) -> Report {
         .then(|| col(|x| x.gpu_mb.unwrap_or(f64::NAN)))
         .filter(|v| !v.is_empty());
     let errors = p.tally.errors + p.tally.lost;
-    let [interrupts, pauses, setting_changes, engine_restarts] = p.counts;
+    let [interrupts, pauses, setting_changes, verbosity_changes, engine_restarts] = p.counts;
     Report {
         backend: p.backend,
         requested: p.args.utterances,
@@ -458,6 +473,7 @@ fn report(p: ReportParts) -> Report {
         interrupts,
         pauses,
         setting_changes,
+        verbosity_changes,
         engine_restarts,
         elapsed_s: p.elapsed,
         load_before: p.load_before,
@@ -489,7 +505,7 @@ fn report(p: ReportParts) -> Report {
 fn print_table(r: &Report, samples: &[Sample]) {
     println!(
         "backend: {}; {} of {} utterances ended ({} stopped), {} interrupts, {} pauses, {} \
-         setting changes, {} engine restarts; {:.0} s; load {} → {}",
+         setting changes, {} verbosity changes, {} engine restarts; {:.0} s; load {} → {}",
         r.backend,
         r.utterances,
         r.requested,
@@ -497,6 +513,7 @@ fn print_table(r: &Report, samples: &[Sample]) {
         r.interrupts,
         r.pauses,
         r.setting_changes,
+        r.verbosity_changes,
         r.engine_restarts,
         r.elapsed_s,
         r.load_before,
