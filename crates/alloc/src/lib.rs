@@ -1,20 +1,21 @@
-//! The allocator of Hark's binaries: mimalloc on 2 MiB pages, and never handing freed memory
-//! back to the OS.
+//! The allocator of Hark's binaries: mimalloc on 2 MiB pages, handing freed memory back to the
+//! OS 100 ms after it was last used.
 //!
-//! Why: the CPU model streams ≈ 60 MB of weights and tens of MB of activations per step. On
-//! 4 KiB pages every page needs its own TLB entry, and after the process sat idle (the user
-//! listening, the engine waiting) those entries and the page-walk caches are gone, and memory
-//! the allocator gave back must be faulted in again. On a 2-core VM, builds with and without
-//! this allocator run alternately: encoder + durations after one idle second 26–30 ms
-//! against 37–39 ms (≈ 20 warm), onsets 5–10 ms lower at the median; the host's penalty
-//! varies by the hour and was about three times larger earlier the same day.
-//! See docs/BENCHMARKS.md, "Streaming onset (CPU)".
+//! Why mimalloc on 2 MiB pages: the CPU model streams ≈ 60 MB of weights and tens of MB of
+//! activations per step. On 4 KiB pages every page needs its own TLB entry, and after the
+//! process sat idle (the user listening, the engine waiting) those entries and the page-walk
+//! caches are gone. On a 2-core VM, builds with and without this allocator run alternately:
+//! encoder + durations after one idle second 26–30 ms against 37–39 ms (≈ 20 warm), onsets
+//! 5–10 ms lower at the median. See docs/BENCHMARKS.md, "Streaming onset (CPU)".
 //!
-//! The cost is RSS at the allocator's high-water mark: a CPU soak grew 22 % over 400
-//! utterances while the live heap (the `heap-count` feature) stayed at 65 MB. A 10 s purge
-//! delay kept that soak flat, but not the H200 soak, and its cost after an idle pause is not
-//! measured on a quiet machine yet, so it is not the default; `MIMALLOC_PURGE_DELAY` (ms)
-//! tries it. docs/RELIABILITY.md, "Soak".
+//! Why purge after 100 ms: with purging off, RSS sat at the allocator's high-water mark, and
+//! every thread's freed pages stayed with that thread. A CPU soak grew 22 % over 400 utterances
+//! while the live heap (the `heap-count` feature) stayed at 65 MB, and the app peaked at
+//! 427–441 MiB reading 10 MiB from the clipboard; with 100 ms it peaks at 373 MiB (the bound is
+//! 400 MB). The cost, measured alternately on a quiet 2-core VM: the streaming onset 52.8 →
+//! 55.9 ms at the median (per-pair ratio 1.065), as the first step after a pause faults its
+//! pages in again. docs/RELIABILITY.md, "Memory bounded by design". `MIMALLOC_PURGE_DELAY`
+//! (ms; -1: never) overrides it without a rebuild.
 
 use libmimalloc_sys::{mi_option_set, mi_option_t, mi_version};
 
@@ -27,7 +28,7 @@ pub use mimalloc::MiMalloc as Allocator;
 
 /// Bytes the program holds (allocated and not freed) with the `heap-count` feature, which
 /// the soak benchmark's diagnosis builds turn on; `None` without it. RSS alone cannot tell a
-/// leak from memory the allocator keeps (it does not purge), this can.
+/// leak from memory the allocator keeps (for up to its purge delay), this can.
 pub fn live_bytes() -> Option<usize> {
     #[cfg(feature = "heap-count")]
     return Some(counting::live());
@@ -87,8 +88,12 @@ const ALLOW_LARGE_OS_PAGES: mi_option_t = 6;
 const PURGE_DELAY: mi_option_t = 15;
 const MAJOR: i32 = 3;
 
-/// Asks for 2 MiB pages and turns purging off; call first thing in `main`. Returns false (and
-/// changes nothing) on a mimalloc whose options may be numbered differently.
+/// Freed memory goes back to the OS once unused this long (mimalloc's own default is 10 ms).
+const PURGE_DELAY_MS: i64 = 100;
+
+/// Asks for 2 MiB pages and a purge delay of [`PURGE_DELAY_MS`]; call first thing in `main`.
+/// Returns false (and changes nothing) on a mimalloc whose options may be numbered
+/// differently.
 pub fn configure() -> bool {
     // SAFETY: plain integer calls, made before other threads start.
     unsafe {
@@ -98,7 +103,7 @@ pub fn configure() -> bool {
         mi_option_set(ALLOW_LARGE_OS_PAGES, 1);
         // mimalloc's own variable wins, so a run can try another delay without a rebuild.
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-            mi_option_set(PURGE_DELAY, -1);
+            mi_option_set(PURGE_DELAY, PURGE_DELAY_MS as _);
         }
     }
     true

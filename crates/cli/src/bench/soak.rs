@@ -119,11 +119,7 @@ fn draw(rng: &mut Rng, pathological: &str) -> (String, Action) {
     };
     // A long text played to its end would dominate the run: it is always cut short.
     let action = match action {
-        Action::Plain
-        | Action::Pause
-        | Action::Settings
-        | Action::Verbosity
-        | Action::Restart
+        Action::Plain | Action::Pause | Action::Settings | Action::Verbosity | Action::Restart
             if long =>
         {
             Action::Stop
@@ -459,7 +455,13 @@ fn report(p: ReportParts) -> Report {
         .then(|| col(|x| x.gpu_mb.unwrap_or(f64::NAN)))
         .filter(|v| !v.is_empty());
     let errors = p.tally.errors + p.tally.lost;
-    let [interrupts, pauses, setting_changes, verbosity_changes, engine_restarts] = p.counts;
+    let [
+        interrupts,
+        pauses,
+        setting_changes,
+        verbosity_changes,
+        engine_restarts,
+    ] = p.counts;
     Report {
         backend: p.backend,
         requested: p.args.utterances,
@@ -556,6 +558,7 @@ mod tests {
             Action::Pause,
             Action::Settings,
             Action::Verbosity,
+            Action::Restart,
         ] {
             assert!(
                 a.iter().any(|(_, x)| *x == action),
@@ -596,7 +599,7 @@ mod tests {
                 errors,
                 ..Tally::default()
             },
-            counts: [0; 4],
+            counts: [0; 5],
             elapsed: 1.0,
             load_before: String::new(),
             samples,
