@@ -143,6 +143,8 @@ struct Sample {
     threads: usize,
     fds: usize,
     gpu_mb: Option<f64>,
+    /// CUDA graphs captured so far (on CUDA): a cache that keeps meeting new shapes shows here.
+    graph_captures: Option<u64>,
     /// The live heap (a `heap-count` build only): what RSS would be without the allocator's
     /// kept pages, so a leak can be told from retention.
     heap_mb: Option<f64>,
@@ -177,6 +179,8 @@ struct Report {
     fds: Vec<usize>,
     /// `null` off CUDA.
     gpu_mb: Option<Vec<f64>>,
+    /// CUDA graphs captured so far, per sample; `null` off CUDA.
+    graph_captures: Option<Vec<u64>>,
     /// `null` unless built with the `heap-count` feature.
     heap_mb: Option<Vec<f64>>,
     c_heap_mb: Vec<f64>,
@@ -381,6 +385,10 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
                         .ok()
                         .map(|(free, total)| (total - free) as f64 / 1e6)
                 }),
+                graph_captures: gpu.as_ref().map(|_| {
+                    hark_model::gpu::device::GRAPH_CAPTURES
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                }),
                 heap_mb: hark_alloc::live_bytes().map(|b| b as f64 / (1024.0 * 1024.0)),
                 c_heap_mb: c_heap_mb(),
             };
@@ -487,6 +495,9 @@ fn report(p: ReportParts) -> Report {
             .as_ref()
             .map(|_| growth(|x| x.gpu_mb.unwrap_or(f64::NAN))),
         gpu_mb,
+        graph_captures: p
+            .gpu
+            .then(|| s.iter().map(|x| x.graph_captures.unwrap_or(0)).collect()),
         heap_mb: s
             .iter()
             .map(|x| x.heap_mb)
@@ -521,13 +532,14 @@ fn print_table(r: &Report, samples: &[Sample]) {
         r.load_before,
         r.load_after
     );
-    println!("| after | RSS MB | threads | fds | GPU MB | heap MB | C heap MB |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| after | RSS MB | threads | fds | GPU MB | graphs | heap MB | C heap MB |");
+    println!("|---|---|---|---|---|---|---|---|");
     for s in samples {
         let gpu = s.gpu_mb.map_or("–".to_string(), |g| format!("{g:.0}"));
+        let graphs = s.graph_captures.map_or("–".to_string(), |g| g.to_string());
         let heap = s.heap_mb.map_or("–".to_string(), |h| format!("{h:.1}"));
         println!(
-            "| {} | {:.1} | {} | {} | {gpu} | {heap} | {:.1} |",
+            "| {} | {:.1} | {} | {} | {gpu} | {graphs} | {heap} | {:.1} |",
             s.after, s.rss_mb, s.threads, s.fds, s.c_heap_mb
         );
     }
@@ -575,6 +587,7 @@ mod tests {
             threads,
             fds,
             gpu_mb: None,
+            graph_captures: None,
             heap_mb: None,
             c_heap_mb: 1.0,
         }

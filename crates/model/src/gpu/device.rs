@@ -125,6 +125,9 @@ pub const THREADS: u32 = 256;
 /// Host-side kernel and graph launches since start, process-wide (the benchmark counts
 /// them per utterance; the persistent engine makes none after its start).
 pub static LAUNCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// CUDA graphs captured and instantiated since start, process-wide: each holds host memory
+/// in the driver until dropped, so the soak samples it beside RSS.
+pub static GRAPH_CAPTURES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Host-issued asynchronous copies since start, process-wide.
 pub static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 

@@ -383,6 +383,7 @@ impl GpuModel {
         if !self.graphs.contains_key(&key) {
             match self.capture(lo, n, a, count, slot) {
                 Ok(g) => {
+                    super::device::count(&super::device::GRAPH_CAPTURES);
                     self.graphs.insert(key, g);
                 }
                 Err(e) => {
