@@ -6,6 +6,9 @@
 #   B=$PWD/.device/NAME bash .device/NAME/long-run.sh start [SECONDS]   start, then wait
 #   B=$PWD/.device/NAME bash .device/NAME/long-run.sh wait [SECONDS]    wait, print progress
 #   B=$PWD/.device/NAME bash .device/NAME/long-run.sh collect           copy results to $OUT
+#   B=$PWD/.device/NAME bash .device/NAME/long-run.sh short [N [SECONDS]]
+#       a CUDA soak of N utterances (3000; a sample every N/10) inside one command, in the
+#       foreground, stopped after SECONDS (330)
 # $B/bundle.tar.xz is scripts/cuda/bundle.sh's layout (lib/, espeak-ng-data/, voices/) with
 # bin/hark-heap (hark built with `--features heap-count`, so the soak reports the live heap
 # too) and, optionally, fuzz/bin (the binaries of `cargo +nightly fuzz build -O`, debug info
@@ -29,11 +32,22 @@ progress() {
     [ -f "$f" ] && echo "$(basename "$f" .log): $(grep -aoE '#[0-9]+' "$f" | tail -1) $(grep -acE 'ERROR|crash-' "$f") errors"
   done
 }
-case ${1:-start} in
-start)
+# The bundle into $H, without the libraries the device has already.
+unpack() {
   mkdir -p "$H" "$R" && tar -C "$H" -xJf "$B/bundle.tar.xz"
   for f in "$H"/lib/*; do n=$(basename "$f"); ldconfig -p | grep -q "$n (" && rm "$f"; done
   setup_env
+}
+case ${1:-start} in
+short)
+  unpack
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  date -u; echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
+  timeout "${3:-330}" bin/hark-heap bench --soak "${2:-3000}" --backend cuda --soak-speed 150 2>&1 |
+    grep -v '^{' | tail -25
+  echo "exit ${PIPESTATUS[0]}"; date -u ;;
+start)
+  unpack
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   echo "cores $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"
   setsid bash -c "bin/hark-heap bench --soak $N --backend cuda --soak-speed 150 > $R/gpu.txt 2> $R/gpu.err; echo exit \$? >> $R/gpu.err" < /dev/null &

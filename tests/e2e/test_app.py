@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 import traceback
+import wave
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -696,7 +697,6 @@ def no_audio_device_is_shown_and_the_app_keeps_working(d):
     """A runtime dir with no sound server in it: the device cannot be opened. The state says
     so with a Retry, the window still answers, speaking says why it cannot, and Export…
     (which needs no device) still writes its file."""
-    import wave
     empty = tempfile.mkdtemp(prefix="hark-e2e-noaudio-")
     os.chmod(empty, 0o700)
     d2 = Driver(XDG_RUNTIME_DIR=empty, DBUS_SESSION_BUS_ADDRESS="unix:path=" + empty + "/none")
@@ -733,7 +733,6 @@ def export_writes_the_typed_text_to_a_file_with_progress_and_cancel_leaves_none(
     """Export…: the typed text to a WAV through the path field (the save dialog is the only
     part not driven: a native window), decoded back; a name with no audio format is refused
     with a message; a long export shows its progress and, cancelled, leaves no file."""
-    import wave
     out = tempfile.mkdtemp(prefix="hark-e2e-export-")
     s = d.session()
     try:

@@ -11,7 +11,7 @@
 //! Why purge after 100 ms: with purging off, RSS sat at the allocator's high-water mark, and
 //! every thread's freed pages stayed with that thread. A CPU soak grew 22 % over 400 utterances
 //! while the live heap (the `heap-count` feature) stayed at 65 MB, and the app peaked at
-//! 427–441 MiB reading 10 MiB from the clipboard; with 100 ms it peaks at 373 MiB (the bound is
+//! 427–441 MiB reading 10 MiB from the clipboard; with 100 ms it peaks at 371–380 MiB (the bound is
 //! 400 MB). The cost, measured alternately on a quiet 2-core VM: the streaming onset 52.8 →
 //! 55.9 ms at the median (per-pair ratio 1.065), as the first step after a pause faults its
 //! pages in again. docs/RELIABILITY.md, "Memory bounded by design". `MIMALLOC_PURGE_DELAY`
