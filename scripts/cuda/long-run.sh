@@ -13,7 +13,9 @@
 # bin/hark-heap (hark built with `--features heap-count`, so the soak reports the live heap
 # too) and, optionally, fuzz/bin (the binaries of `cargo +nightly fuzz build -O`, debug info
 # stripped) and fuzz/corpus; their libraries are in lib/.
-# SOAK_N (10000), FUZZ_S (seconds per target, 1000), CPU_THREADS (6).
+# SOAK_N (10000), FUZZ_S (seconds per target, 1000), CPU_THREADS (6), CPU_SOAK (1; 0: no CPU
+# soak), GPU_ENV (variables for the CUDA soak, e.g. "HARK_MALLOC_TRIM=0"), ARMS (more CUDA
+# soaks beside it, to compare settings: "NAME N VAR=V ...; NAME N ...").
 set -uo pipefail
 B=${B:?set B to the carried folder}
 H=/tmp/h
@@ -25,9 +27,10 @@ setup_env() {
   export LD_LIBRARY_PATH=$H/lib:$NVRTC:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
   export ESPEAK_DATA_PATH=$H HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1 XDG_CACHE_HOME=$H/cache
 }
+soaks() { echo gpu cpu; for f in "$R"/arm-*.err; do [ -f "$f" ] && basename "$f" .err; done; }
 progress() {
   echo "== $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
-  for s in gpu cpu; do echo "soak $s: $(grep -c 'done,' "$R/$s.err" 2>/dev/null) samples; $(tail -1 "$R/$s.err" 2>/dev/null)"; done
+  for s in $(soaks); do echo "soak $s: $(grep -c 'done,' "$R/$s.err" 2>/dev/null) samples; $(tail -1 "$R/$s.err" 2>/dev/null)"; done
   for f in "$R"/fuzz-*.log; do
     [ -f "$f" ] && echo "$(basename "$f" .log): $(grep -aoE '#[0-9]+' "$f" | tail -1) $(grep -acE 'ERROR|crash-' "$f") errors"
   done
@@ -50,8 +53,19 @@ start)
   unpack
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   echo "cores $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"
-  setsid bash -c "bin/hark-heap bench --soak $N --backend cuda --soak-speed 150 > $R/gpu.txt 2> $R/gpu.err; echo exit \$? >> $R/gpu.err" < /dev/null &
-  RAYON_NUM_THREADS=${CPU_THREADS:-6} setsid bash -c "bin/hark-heap bench --soak $N --backend cpu --soak-speed 50 > $R/cpu.txt 2> $R/cpu.err; echo exit \$? >> $R/cpu.err" < /dev/null &
+  T=/sys/kernel/mm/transparent_hugepage
+  echo "THP enabled: $(cat $T/enabled), defrag: $(cat $T/defrag), khugepaged max_ptes_none $(cat $T/khugepaged/max_ptes_none), pages_to_scan $(cat $T/khugepaged/pages_to_scan) per $(cat $T/khugepaged/scan_sleep_millisecs) ms"
+  setsid bash -c "env ${GPU_ENV:-} bin/hark-heap bench --soak $N --backend cuda --soak-speed 150 > $R/gpu.txt 2> $R/gpu.err; echo exit \$? >> $R/gpu.err" < /dev/null &
+  if [ "${CPU_SOAK:-1}" != 0 ]; then
+    RAYON_NUM_THREADS=${CPU_THREADS:-6} setsid bash -c "bin/hark-heap bench --soak $N --backend cpu --soak-speed 50 > $R/cpu.txt 2> $R/cpu.err; echo exit \$? >> $R/cpu.err" < /dev/null &
+  fi
+  IFS=';' read -ra arms <<< "${ARMS:-}"
+  for arm in "${arms[@]}"; do
+    read -r name n vars <<< "$arm"
+    [ -n "$name" ] || continue
+    echo "arm $name: $n utterances, $vars"
+    setsid bash -c "env $vars bin/hark-heap bench --soak $n --backend cuda --soak-speed 150 > $R/arm-$name.txt 2> $R/arm-$name.err; echo exit \$? >> $R/arm-$name.err" < /dev/null &
+  done
   if [ -d "$H/fuzz/bin" ]; then
     mkdir -p "$R/fuzz" && cp -r "$H/fuzz/bin" "$H/fuzz/corpus" "$R/fuzz/"
     for t in "$R"/fuzz/bin/*; do
@@ -70,6 +84,6 @@ collect)
   progress
   cp "$R"/*.txt "$R"/*.err "$R"/fuzz-*.log "$OUT/" 2>/dev/null
   tar -C "$R/fuzz" -czf "$OUT/fuzz-artifacts.tgz" artifacts 2>/dev/null
-  for s in gpu cpu; do echo "== soak $s"; cat "$R/$s.txt"; tail -3 "$R/$s.err"; done
+  for s in $(soaks); do [ -f "$R/$s.err" ] || continue; echo "== soak $s"; cat "$R/$s.txt"; tail -3 "$R/$s.err"; done
   for f in "$R"/fuzz-*.log; do echo "== $(basename "$f")"; grep -aE 'stat::number_of_executed_units|Done [0-9]+ runs|ERROR|SUMMARY' "$f" | tail -4; done ;;
 esac

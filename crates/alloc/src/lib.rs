@@ -1,5 +1,5 @@
-//! The allocator of Hark's binaries: mimalloc on 2 MiB pages, handing freed memory back to the
-//! OS 100 ms after it was last used.
+//! The allocator of Hark's binaries: mimalloc, handing freed memory back to the OS 100 ms after
+//! it was last used, on 4 KiB pages.
 //!
 //! Why mimalloc on 2 MiB pages: the CPU model streams ≈ 60 MB of weights and tens of MB of
 //! activations per step. On 4 KiB pages every page needs its own TLB entry, and after the
@@ -16,8 +16,23 @@
 //! 55.9 ms at the median (per-pair ratio 1.065), as the first step after a pause faults its
 //! pages in again. docs/RELIABILITY.md, "Memory bounded by design". `MIMALLOC_PURGE_DELAY`
 //! (ms; -1: never) overrides it without a rebuild.
+//!
+//! Why no transparent huge pages (THP) in the process: mimalloc `madvise`s its arenas for
+//! them, and a purge of 64 KiB inside a huge page splits it; the kernel's khugepaged later
+//! collapses the rest into a whole 2 MiB page again, the holes filled with zeros
+//! (`max_ptes_none` 511, the default), so RSS crept back to the high-water mark whatever the
+//! delay: the H200 soak grew 16 % while the live heap stayed flat. With THP off a purge is a
+//! purge. `MIMALLOC_ALLOW_THP` overrides it (1: mimalloc's default; 2: huge pages purged
+//! only whole). Hugetlbfs pages (`allow_large_os_pages`) stay off too: they are pinned and
+//! never purged.
+//!
+//! C libraries in the process (libcuda, NVRTC, libsonic) allocate through glibc's malloc, whose
+//! per-thread arenas keep what they freed. [`release_c_heap`], which the engine calls when
+//! everything is said, hands it back (`malloc_trim`); `HARK_MALLOC_TRIM=0` turns that off
+//! (diagnosis of the soak, docs/RELIABILITY.md).
 
 use libmimalloc_sys::{mi_option_set, mi_option_t, mi_version};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The global allocator, counting what it holds ([`live_bytes`]).
 #[cfg(feature = "heap-count")]
@@ -84,14 +99,15 @@ mod counting {
 
 // Option numbers of mimalloc 3.x (`mi_option_e` in its mimalloc.h); libmimalloc-sys names
 // only the 2.x numbering, so they are spelt out here and used only on a 3.x library.
-const ALLOW_LARGE_OS_PAGES: mi_option_t = 6;
 const PURGE_DELAY: mi_option_t = 15;
+const ALLOW_THP: mi_option_t = 43;
 const MAJOR: i32 = 3;
 
 /// Freed memory goes back to the OS once unused this long (mimalloc's own default is 10 ms).
 const PURGE_DELAY_MS: i64 = 100;
 
-/// Asks for 2 MiB pages and a purge delay of [`PURGE_DELAY_MS`]; call first thing in `main`.
+/// Turns transparent huge pages off for the process and sets a purge delay of
+/// [`PURGE_DELAY_MS`]; call first thing in `main`.
 /// Returns false (and changes nothing) on a mimalloc whose options may be numbered
 /// differently.
 pub fn configure() -> bool {
@@ -100,13 +116,38 @@ pub fn configure() -> bool {
         if mi_version() / 10_000 != MAJOR {
             return false;
         }
-        mi_option_set(ALLOW_LARGE_OS_PAGES, 1);
-        // mimalloc's own variable wins, so a run can try another delay without a rebuild.
+        // mimalloc's own variables win, so a run can try another setting without a rebuild
+        // (it reads them at its start, before `main`).
+        if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+            mi_option_set(ALLOW_THP, 0);
+            // As mimalloc does for MIMALLOC_ALLOW_THP=0: for every mapping of the process, the
+            // arenas reserved before `main` and the C libraries' memory too.
+            #[cfg(target_os = "linux")]
+            libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        }
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
             mi_option_set(PURGE_DELAY, PURGE_DELAY_MS as _);
         }
     }
+    let trim = std::env::var_os("HARK_MALLOC_TRIM").is_none_or(|v| v != "0");
+    RELEASE_C_HEAP.store(trim, Ordering::Relaxed);
     true
+}
+
+static RELEASE_C_HEAP: AtomicBool = AtomicBool::new(true);
+
+/// Hands back to the OS what glibc's malloc holds freed, in every arena (`malloc_trim(0)`),
+/// unless `HARK_MALLOC_TRIM=0` was set at [`configure`]. Takes well under a millisecond when
+/// little is free; call it where no audio waits on the thread.
+pub fn release_c_heap() {
+    if !RELEASE_C_HEAP.load(Ordering::Relaxed) {
+        return;
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes glibc's arena locks itself; it only returns free pages.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 #[cfg(test)]
@@ -114,5 +155,39 @@ mod tests {
     #[test]
     fn the_bundled_mimalloc_is_the_one_the_option_numbers_belong_to() {
         assert!(super::configure(), "mimalloc is not {}.x", super::MAJOR);
+    }
+
+    #[test]
+    fn releasing_the_c_heap_gives_back_what_glibc_kept() {
+        // 64 MiB in 4 KiB blocks from glibc directly (below its mmap threshold, so they sit in
+        // the arena), all freed but the last, which pins the arena's top.
+        let rss = || {
+            let s = std::fs::read_to_string("/proc/self/statm").unwrap();
+            s.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+                * 4096
+        };
+        // SAFETY: plain malloc/free pairs, each block written once.
+        let before = unsafe {
+            let blocks: Vec<*mut u8> = (0..16_384).map(|_| libc::malloc(4096).cast()).collect();
+            for &b in &blocks {
+                b.write_bytes(1, 4096);
+            }
+            for &b in &blocks[..blocks.len() - 1] {
+                libc::free(b.cast());
+            }
+            let before = rss();
+            super::release_c_heap();
+            libc::free(blocks[blocks.len() - 1].cast());
+            before
+        };
+        let after = rss();
+        assert!(
+            after + 32 * 1024 * 1024 < before,
+            "RSS {before} → {after} bytes: malloc_trim gave back less than 32 MiB of 64"
+        );
     }
 }

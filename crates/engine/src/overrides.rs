@@ -16,7 +16,7 @@ pub struct Overrides {
     /// The voice folder: `HARK_VOICES_DIR`, else [`default_voices_dir`].
     pub voices_dir: PathBuf,
     /// The CUDA backend's switches: `HARK_CUDA_F32`, `HARK_CUDA_MMA`, `HARK_CUDA_GRAPHS`,
-    /// `HARK_CUDA_WARMUP`, `HARK_KERNEL_NOCACHE`, `HARK_PERSIST_WATCHDOG_MS` and
+    /// `HARK_CUDA_GRAPH_CACHE`, `HARK_CUDA_WARMUP`, `HARK_KERNEL_NOCACHE`, `HARK_PERSIST_WATCHDOG_MS` and
     /// `HARK_PERSIST_BLOCKS` (see [`GpuOptions`]).
     pub gpu: GpuOptions,
     /// `HARK_ESPEAK_IN_PROCESS=1`: espeak-ng runs in this process, not in a child.
@@ -70,6 +70,10 @@ impl Overrides {
                     _ => Mma::SplitFlow,
                 },
                 graphs: var("HARK_CUDA_GRAPHS").is_none_or(|v| v != "0"),
+                graph_cache: var("HARK_CUDA_GRAPH_CACHE")
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .filter(|&n| n >= 1)
+                    .unwrap_or(defaults.graph_cache),
                 warm_up: var("HARK_CUDA_WARMUP").is_none_or(|v| v != "0"),
                 // Set at all (even empty): compile every time.
                 kernel_cache: var("HARK_KERNEL_NOCACHE").is_none(),
@@ -105,6 +109,7 @@ mod tests {
             ("HARK_CUDA_F32", "yes"),
             ("HARK_CUDA_MMA", "3"),
             ("HARK_CUDA_GRAPHS", "no"),
+            ("HARK_CUDA_GRAPH_CACHE", "0"),
             ("HARK_CUDA_WARMUP", ""),
             ("HARK_PERSIST_WATCHDOG_MS", "soon"),
             ("HARK_PERSIST_BLOCKS", "-1"),
@@ -130,6 +135,7 @@ mod tests {
             ("HARK_CUDA_F32", "1"),
             ("HARK_CUDA_MMA", "0"),
             ("HARK_CUDA_GRAPHS", "0"),
+            ("HARK_CUDA_GRAPH_CACHE", "16"),
             ("HARK_CUDA_WARMUP", "0"),
             ("HARK_KERNEL_NOCACHE", ""),
             ("HARK_PERSIST_WATCHDOG_MS", "600000"),
@@ -142,6 +148,7 @@ mod tests {
                 all_f32: true,
                 mma: Mma::Off,
                 graphs: false,
+                graph_cache: 16,
                 warm_up: false,
                 kernel_cache: false,
                 watchdog: Duration::from_millis(600_000),

@@ -332,6 +332,8 @@ struct Worker {
     current: Option<Current>,
     utts: HashMap<UtteranceId, Utt>,
     last_step: Option<(usize, f64)>,
+    /// What C libraries freed was handed back since everything was last said.
+    c_heap_released: bool,
     /// Speed and pitch on the PCM (bypassed at 1× and 0 semitones).
     tempo: Tempo,
     /// Its output for the current step.
@@ -489,6 +491,7 @@ impl Worker {
             current: None,
             utts: HashMap::new(),
             last_step: None,
+            c_heap_released: true,
         })
     }
 
@@ -625,6 +628,12 @@ impl Worker {
             }
             self.last_step = None;
             self.sink.set_expecting(open);
+            if !open && !self.c_heap_released {
+                // Everything is said and drained: the moment the user is listening to nothing,
+                // so a millisecond here delays no audio.
+                hark_alloc::release_c_heap();
+                self.c_heap_released = true;
+            }
             return IDLE_WAIT;
         }
         // Wake in time to push out the resampler's tail before playback reaches it.
@@ -633,6 +642,7 @@ impl Worker {
     }
 
     fn take(&mut self, item: Item) {
+        self.c_heap_released = false;
         if item.epoch() > self.seen_epoch {
             self.stopped(item.epoch());
         }

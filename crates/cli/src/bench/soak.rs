@@ -151,6 +151,15 @@ struct Sample {
     /// What C libraries hold through glibc's malloc (libcuda, NVRTC, libsonic, …; glibc's
     /// `mallinfo2`: in-use arena and mmap bytes), which neither count above sees apart.
     c_heap_mb: f64,
+    /// What glibc's malloc holds from the OS, used or not (`mallinfo2`: arena and mmap bytes):
+    /// above `c_heap_mb`, freed memory its arenas keep.
+    c_held_mb: f64,
+    /// Captured graphs dropped at the cache's cap so far (on CUDA).
+    graph_evictions: Option<u64>,
+    /// Anonymous memory, and how much of it is on transparent huge pages
+    /// (/proc/self/smaps_rollup): RSS less mapped files and the driver's pinned memory.
+    anon_mb: f64,
+    thp_mb: f64,
 }
 
 #[derive(Serialize)]
@@ -184,6 +193,11 @@ struct Report {
     /// `null` unless built with the `heap-count` feature.
     heap_mb: Option<Vec<f64>>,
     c_heap_mb: Vec<f64>,
+    c_held_mb: Vec<f64>,
+    /// Graphs dropped at the cache's cap, per sample; `null` off CUDA.
+    graph_evictions: Option<Vec<u64>>,
+    anon_mb: Vec<f64>,
+    thp_mb: Vec<f64>,
     rss_growth_pct: f64,
     threads_growth: i64,
     fds_growth: i64,
@@ -264,10 +278,25 @@ fn rss_mb() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn c_heap_mb() -> f64 {
+/// glibc's bytes in use and held from the OS, in MB.
+fn c_heap_mb() -> (f64, f64) {
     // SAFETY: mallinfo2 only reads glibc's counters.
     let m = unsafe { libc::mallinfo2() };
-    (m.uordblks + m.hblkhd) as f64 / (1024.0 * 1024.0)
+    let mb = |b: usize| b as f64 / (1024.0 * 1024.0);
+    (mb(m.uordblks + m.hblkhd), mb(m.arena + m.hblkhd))
+}
+
+/// Anonymous memory and its part on transparent huge pages, in MB.
+fn anon_mb() -> (f64, f64) {
+    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+    let field = |name: &str| {
+        rollup
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    };
+    (field("Anonymous:"), field("AnonHugePages:"))
 }
 
 /// Used GPU memory (MB, all contexts on the device) through the model crate's device; `None`
@@ -375,6 +404,7 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
             run.engine.stop();
         }
         while issued >= (samples.len() + 1) * every {
+            let (c_heap, anon) = (c_heap_mb(), anon_mb());
             let s = Sample {
                 after: issued,
                 rss_mb: rss_mb(),
@@ -390,16 +420,31 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
                         .load(std::sync::atomic::Ordering::Relaxed)
                 }),
                 heap_mb: hark_alloc::live_bytes().map(|b| b as f64 / (1024.0 * 1024.0)),
-                c_heap_mb: c_heap_mb(),
+                c_heap_mb: c_heap.0,
+                c_held_mb: c_heap.1,
+                graph_evictions: gpu.as_ref().map(|_| {
+                    hark_model::gpu::device::GRAPH_EVICTIONS
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                }),
+                anon_mb: anon.0,
+                thp_mb: anon.1,
             };
             if !args.json {
                 let heap = s
                     .heap_mb
                     .map_or(String::new(), |h| format!(", heap {h:.1} MB"));
+                let graphs = s.graph_captures.map_or(String::new(), |g| {
+                    format!(", graphs {g} ({} evicted)", s.graph_evictions.unwrap_or(0))
+                });
                 eprintln!(
-                    "soak: {issued} done, {:.0} s, RSS {:.1} MB{heap}",
+                    "soak: {issued} done, {:.0} s, RSS {:.1} MB{heap}, anon {:.1} (THP {:.1}), \
+                     C heap {:.1} (held {:.1}){graphs}",
                     t0.elapsed().as_secs_f64(),
-                    s.rss_mb
+                    s.rss_mb,
+                    s.anon_mb,
+                    s.thp_mb,
+                    s.c_heap_mb,
+                    s.c_held_mb
                 );
             }
             samples.push(s);
@@ -504,6 +549,12 @@ fn report(p: ReportParts) -> Report {
             .collect::<Option<Vec<_>>>()
             .filter(|v| !v.is_empty()),
         c_heap_mb: col(|x| x.c_heap_mb),
+        c_held_mb: col(|x| x.c_held_mb),
+        graph_evictions: p
+            .gpu
+            .then(|| s.iter().map(|x| x.graph_evictions.unwrap_or(0)).collect()),
+        anon_mb: col(|x| x.anon_mb),
+        thp_mb: col(|x| x.thp_mb),
         pass: rss_growth_pct <= MAX_RSS_GROWTH_PCT
             && threads_growth <= 0
             && fds_growth <= 0
@@ -532,15 +583,20 @@ fn print_table(r: &Report, samples: &[Sample]) {
         r.load_before,
         r.load_after
     );
-    println!("| after | RSS MB | threads | fds | GPU MB | graphs | heap MB | C heap MB |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| after | RSS MB | threads | fds | GPU MB | graphs (evicted) | heap MB | C heap (held) MB \
+         | anon (THP) MB |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     for s in samples {
         let gpu = s.gpu_mb.map_or("–".to_string(), |g| format!("{g:.0}"));
-        let graphs = s.graph_captures.map_or("–".to_string(), |g| g.to_string());
+        let graphs = s.graph_captures.map_or("–".to_string(), |g| {
+            format!("{g} ({})", s.graph_evictions.unwrap_or(0))
+        });
         let heap = s.heap_mb.map_or("–".to_string(), |h| format!("{h:.1}"));
         println!(
-            "| {} | {:.1} | {} | {} | {gpu} | {graphs} | {heap} | {:.1} |",
-            s.after, s.rss_mb, s.threads, s.fds, s.c_heap_mb
+            "| {} | {:.1} | {} | {} | {gpu} | {graphs} | {heap} | {:.1} ({:.1}) | {:.1} ({:.1}) |",
+            s.after, s.rss_mb, s.threads, s.fds, s.c_heap_mb, s.c_held_mb, s.anon_mb, s.thp_mb
         );
     }
     println!(
@@ -590,6 +646,10 @@ mod tests {
             graph_captures: None,
             heap_mb: None,
             c_heap_mb: 1.0,
+            c_held_mb: 2.0,
+            graph_evictions: None,
+            anon_mb: rss_mb,
+            thp_mb: 0.0,
         }
     }
 

@@ -128,6 +128,8 @@ pub static LAUNCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64
 /// CUDA graphs captured and instantiated since start, process-wide: each holds host memory
 /// in the driver until dropped, so the soak samples it beside RSS.
 pub static GRAPH_CAPTURES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Captured graphs dropped to keep the cache within its cap (`GpuOptions::graph_cache`).
+pub static GRAPH_EVICTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Host-issued asynchronous copies since start, process-wide.
 pub static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 

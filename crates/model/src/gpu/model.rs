@@ -6,6 +6,7 @@
 use super::GpuError;
 use super::compile;
 use super::device::{DBuf, Gpu, Pinned};
+use super::graph_cache::GraphCache;
 use super::modules::Modules;
 use super::options::GpuOptions;
 use super::persist::session::PersistentKernels;
@@ -19,7 +20,6 @@ use super::weights::GpuWeights;
 use cudarc::driver::CudaGraph;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use hark_voice::{ModelDims, Weights};
-use std::collections::HashMap;
 use std::time::Instant;
 
 /// Timings of the one-off start-up work, for logs and the benchmark.
@@ -115,8 +115,9 @@ pub struct GpuModel {
     /// Per-chunk scalars read by flow_coop (tokens, frames, lo, noise-scale bits).
     prm: DBuf,
     prm_host: [Pinned; 2],
-    /// Captured flow + decoder sequences by (window, output offset, samples, slot).
-    pub(crate) graphs: HashMap<(usize, usize, usize, usize), CudaGraph>,
+    /// Captured flow + decoder sequences by (window, output offset, samples, slot), at most
+    /// [`GpuOptions::graph_cache`] of them.
+    pub(crate) graphs: GraphCache<(usize, usize, usize, usize), CudaGraph>,
     /// Off by [`GpuOptions::graphs`], or after a capture failed.
     pub graphs_enabled: bool,
     /// Durations (`[..t]`, i32 bits) and logw (`[t..2t]`) land here (pinned) and `sdp_done`
@@ -175,7 +176,7 @@ impl GpuModel {
             marks: Vec::new(),
             prm,
             prm_host,
-            graphs: HashMap::new(),
+            graphs: GraphCache::new(opts.graph_cache),
             graphs_enabled: opts.graphs,
             dur_host,
             sdp_done,
@@ -380,11 +381,15 @@ impl GpuModel {
             return Ok(count);
         }
         let key = (n, a, count, slot);
-        if !self.graphs.contains_key(&key) {
+        if !self.graphs.contains(&key) {
             match self.capture(lo, n, a, count, slot) {
                 Ok(g) => {
                     super::device::count(&super::device::GRAPH_CAPTURES);
+                    let evictions = self.graphs.evictions();
                     self.graphs.insert(key, g);
+                    if self.graphs.evictions() > evictions {
+                        super::device::count(&super::device::GRAPH_EVICTIONS);
+                    }
                 }
                 Err(e) => {
                     tracing::warn!("CUDA graph capture failed ({e}); launching kernels directly");
@@ -396,7 +401,10 @@ impl GpuModel {
             }
         }
         super::device::count(&super::device::LAUNCHES);
-        self.graphs[&key].launch()?;
+        self.graphs
+            .get(&key)
+            .ok_or_else(|| GpuError::Driver("captured graph missing".into()))?
+            .launch()?;
         Ok(count)
     }
 

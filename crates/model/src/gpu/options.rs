@@ -16,6 +16,9 @@ pub struct GpuOptions {
     /// Capture each window's flow + decoder launches into a CUDA graph (`HARK_CUDA_GRAPHS=0`:
     /// launch the kernels directly).
     pub graphs: bool,
+    /// Captured graphs held at most, least recently used out first (`HARK_CUDA_GRAPH_CACHE`,
+    /// at least 1).
+    pub graph_cache: usize,
     /// Backends run a warm-up utterance at start (`HARK_CUDA_WARMUP=0` skips it, e.g. under
     /// compute-sanitizer, where every kernel runs hundreds of times slower).
     pub warm_up: bool,
@@ -49,6 +52,7 @@ impl Default for GpuOptions {
             all_f32: false,
             mma: Mma::default(),
             graphs: true,
+            graph_cache: super::graph_cache::DEFAULT_CAP,
             warm_up: true,
             kernel_cache: true,
             watchdog: Duration::from_millis(2000),
