@@ -63,6 +63,10 @@ impl CudaBackend {
     /// unless the model's options say not to.
     pub fn from_model(model: GpuModel) -> Result<Self, GpuError> {
         let t0 = std::time::Instant::now();
+        // The prior-noise top-up of long sentences runs on rayon's pool: start it now, not at
+        // the first long sentence, so the process's threads are all there once the engine is
+        // ready (the H200 soak saw 8 threads become 24 at its first long sentence).
+        let _ = rayon::current_num_threads();
         let dims = &model.dims;
         let n = 64 * dims.samples_per_frame();
         let pinned = [model.gpu.alloc_pinned(n)?, model.gpu.alloc_pinned(n)?];
