@@ -1,12 +1,11 @@
 //! The allocator of Hark's binaries: mimalloc, handing freed memory back to the OS 100 ms after
 //! it was last used, on 4 KiB pages.
 //!
-//! Why mimalloc on 2 MiB pages: the CPU model streams ≈ 60 MB of weights and tens of MB of
-//! activations per step. On 4 KiB pages every page needs its own TLB entry, and after the
-//! process sat idle (the user listening, the engine waiting) those entries and the page-walk
-//! caches are gone. On a 2-core VM, builds with and without this allocator run alternately:
-//! encoder + durations after one idle second 26–30 ms against 37–39 ms (≈ 20 warm), onsets
-//! 5–10 ms lower at the median. See docs/BENCHMARKS.md, "Streaming onset (CPU)".
+//! Why mimalloc: the CPU model streams ≈ 60 MB of weights and tens of MB of activations per
+//! step, and glibc handed freed activation buffers straight back to the OS, so each first step
+//! after a pause faulted them in again (85 k page faults in a short onset bench; 9 k with
+//! mimalloc). On a 2-core VM, builds with and without it run alternately (then on 2 MiB pages):
+//! onsets 5–10 ms lower at the median. See docs/BENCHMARKS.md, "Streaming onset (CPU)".
 //!
 //! Why purge after 100 ms: with purging off, RSS sat at the allocator's high-water mark, and
 //! every thread's freed pages stayed with that thread. A CPU soak grew 22 % over 400 utterances
@@ -17,14 +16,16 @@
 //! pages in again. docs/RELIABILITY.md, "Memory bounded by design". `MIMALLOC_PURGE_DELAY`
 //! (ms; -1: never) overrides it without a rebuild.
 //!
-//! Why no transparent huge pages (THP) in the process: mimalloc `madvise`s its arenas for
-//! them, and a purge of 64 KiB inside a huge page splits it; the kernel's khugepaged later
-//! collapses the rest into a whole 2 MiB page again, the holes filled with zeros
-//! (`max_ptes_none` 511, the default), so RSS crept back to the high-water mark whatever the
-//! delay: the H200 soak grew 16 % while the live heap stayed flat. With THP off a purge is a
-//! purge. `MIMALLOC_ALLOW_THP` overrides it (1: mimalloc's default; 2: huge pages purged
-//! only whole). Hugetlbfs pages (`allow_large_os_pages`) stay off too: they are pinned and
-//! never purged.
+//! Why no transparent huge pages (THP) in the process: mimalloc `madvise`s its arenas for them, and
+//! a purge of 64 KiB inside a huge page splits it; the kernel's khugepaged later collapses the rest
+//! into a whole 2 MiB page again, the holes filled with zeros (`max_ptes_none` 511, the default),
+//! so RSS crept back towards the high-water mark whatever the delay. On the H200, 10,000 soak
+//! utterances: RSS 526 → 610 MB (+16 %) with THP, 309 → 327 MB with it off, THP 2 MB throughout;
+//! 3,000 with mimalloc's THP (1) +9 %, with huge pages purged only whole (2) +33 %
+//! (docs/RELIABILITY.md, "Soak"). The cost on the CPU path, alternately on a quiet 2-core VM: onset
+//! 48.5 → 51.7 ms at the median (per-pair ratio 1.07, three pairs), the TLB misses of 4 KiB pages.
+//! `MIMALLOC_ALLOW_THP` overrides it (1: mimalloc's default; 2: huge pages purged only whole).
+//! Hugetlbfs pages (`allow_large_os_pages`) stay off too: they are pinned and never purged.
 //!
 //! C libraries in the process (libcuda, NVRTC, libsonic) allocate through glibc's malloc, whose
 //! per-thread arenas keep what they freed. [`release_c_heap`], which the engine calls when
