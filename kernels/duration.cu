@@ -126,8 +126,37 @@ __device__ void dds_layer(const Grid& gr, const float* cur, float* nxt, int T,
     }
 }
 
+// Frame offsets of dur [T] into off [T + 1], by block 0's threads (off[T] = frames; visible
+// to the whole block on return).
+__device__ void scan_durations(const int* dur, int* off, int T, float* sm) {
+    int per = (T + NT - 1) / NT;
+    int b = threadIdx.x * per, e = min(T, b + per);
+    int s = 0;
+    for (int t = b; t < e; ++t) s += dur[t];
+    int* part = (int*)sm;
+    part[threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int acc = 0;
+        for (int i = 0; i < NT; ++i) {
+            int v = part[i];
+            part[i] = acc;
+            acc += v;
+        }
+        off[T] = acc;
+    }
+    __syncthreads();
+    int acc = part[threadIdx.x];
+    for (int t = b; t < e; ++t) {
+        off[t] = acc;
+        acc += dur[t];
+    }
+    __syncthreads();
+}
+
 // z [2, T] holds the SDP noise (already times noise_w) on entry. Outputs: logw [T], dur [T],
-// off [T + 1] (off[T] = frames).
+// off [T + 1] (off[T] = frames). Bounded as the CPU's `durations`: at most MAX_TOKEN_FRAMES
+// per token and MAX_SENTENCE_FRAMES in all (every duration scaled down alike).
 STAGE void sdp_body(Grid g, const float* xenc, int T, const float* const* P, float* z, float* A,
                     float* B, float* G, float* logw, int* dur, int* off, float length_scale) {
     float* sm = dsm;
@@ -188,32 +217,18 @@ STAGE void sdp_body(Grid g, const float* xenc, int T, const float* const* P, flo
         float l = (z[(size_t)p * T + t] - m0) * s0;
         logw[t] = l;
         float w = ceilf(exp_r(l) * length_scale);
-        dur[t] = (isfinite(w) && w > 0.f) ? (int)w : 0;
+        dur[t] = (isfinite(w) && w > 0.f) ? (int)fminf(w, (float)MAX_TOKEN_FRAMES) : 0;
     }
     grid_sync(g);
     // Frame offsets: block 0 scans the durations.
     if (g.b == 0) {
-        int per = (T + NT - 1) / NT;
-        int b = threadIdx.x * per, e = min(T, b + per);
-        int s = 0;
-        for (int t = b; t < e; ++t) s += dur[t];
-        int* part = (int*)sm;
-        part[threadIdx.x] = s;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            int acc = 0;
-            for (int i = 0; i < NT; ++i) {
-                int v = part[i];
-                part[i] = acc;
-                acc += v;
-            }
-            off[T] = acc;
-        }
-        __syncthreads();
-        int acc = part[threadIdx.x];
-        for (int t = b; t < e; ++t) {
-            off[t] = acc;
-            acc += dur[t];
+        scan_durations(dur, off, T, sm);
+        const long long total = off[T];
+        if (total > MAX_SENTENCE_FRAMES) {
+            for (int t = threadIdx.x; t < T; t += NT)
+                dur[t] = (int)((long long)dur[t] * MAX_SENTENCE_FRAMES / total);
+            __syncthreads();
+            scan_durations(dur, off, T, sm);
         }
     }
 }

@@ -104,3 +104,46 @@ fn conv_core_matches_cpu() {
         );
     }
 }
+
+/// The duration predictor's output is bounded on the device as on the CPU (issue 19: memory
+/// bounded by design): at most `MAX_TOKEN_FRAMES` per token and `MAX_SENTENCE_FRAMES` per
+/// sentence, every duration scaled down alike, and the frame offsets follow the bounded
+/// durations. A huge length scale asks for billions of frames without the bounds.
+#[test]
+fn durations_are_bounded_as_on_the_cpu() {
+    use hark_model::cpu::durations::{MAX_SENTENCE_FRAMES, MAX_TOKEN_FRAMES, durations};
+    if !gpu_or_skip() {
+        return;
+    }
+    let (d, w, mut rng) = random_model(13);
+    let mut g = GpuModel::new(&w, &d, &gpu_options()).expect("GPU model");
+    // (tokens, length scale): within both bounds, the token bound alone (30 · 200 frames),
+    // and both (100 or 400 tokens · 200 frames > 8192).
+    for (t, length_scale) in [(40, 1.0), (30, 1e9), (100, 1e9), (400, 1e9)] {
+        let x = rand_vec(&mut rng, d.hidden_channels * t, 1.0);
+        let noise = rand_vec(&mut rng, 2 * t, 0.8);
+        g.set_encoder_output(&x, t).unwrap();
+        let got = g.run_sdp(&noise, length_scale).unwrap();
+        let f = g.read_front(t).unwrap();
+        let want = durations(&f.logw, length_scale);
+        let total: usize = got.iter().sum();
+        say(&format!(
+            "durations: {t} tokens, length scale {length_scale}: {total} frames, longest {}",
+            got.iter().max().unwrap()
+        ));
+        assert!(got.iter().all(|&n| n <= MAX_TOKEN_FRAMES), "{got:?}");
+        assert!(total <= MAX_SENTENCE_FRAMES, "{total} frames");
+        if length_scale > 1.0 {
+            // Every token over the bound, so no ceil sits near an integer: exactly the CPU's.
+            let bound = MAX_TOKEN_FRAMES as f32 + 1.0;
+            assert!(f.logw.iter().all(|l| l.exp() * length_scale > bound));
+            assert_eq!(got, want, "{t} tokens, length scale {length_scale}");
+        }
+        let mut acc = 0;
+        for (i, &n) in got.iter().enumerate() {
+            assert_eq!(f.off[i] as usize, acc, "offset {i}");
+            acc += n;
+        }
+        assert_eq!(f.off[t] as usize, total, "the frame count");
+    }
+}

@@ -76,6 +76,15 @@ pub fn defines(d: &ModelDims, f16: bool, mma: Mma) -> Vec<(String, String)> {
         ("RB_ND", d.resblock_dilation_sizes[0].len().to_string()),
         ("RB_KS", list(&d.resblock_kernel_sizes)),
         ("RB_DS", list(&dils)),
+        // The duration bounds are the CPU reference's, so both backends cut alike.
+        (
+            "MAX_TOKEN_FRAMES",
+            crate::cpu::durations::MAX_TOKEN_FRAMES.to_string(),
+        ),
+        (
+            "MAX_SENTENCE_FRAMES",
+            crate::cpu::durations::MAX_SENTENCE_FRAMES.to_string(),
+        ),
         ("LRELU", "1e-1f".into()),
         ("LRELU_POST", "1e-2f".into()),
     ]
