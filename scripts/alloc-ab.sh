@@ -2,7 +2,7 @@
 # One allocator setting, A against B, run by run: `hark bench --onset` on the simulated
 # device (each utterance plays --play-ms, then the next interrupts it; the engine idles in
 # between) in processes that alternate the variable VAR (MIMALLOC_PURGE_DELAY unless set;
-# e.g. VAR=MIMALLOC_ALLOW_LARGE_OS_PAGES with A=1 B=0), so both see the same host. Prints
+# e.g. VAR=MIMALLOC_ALLOW_THP with A=1 B=0), so both see the same host. Prints
 # each run's auto-step onset (median, P99), the medians over runs, the median of the per-pair
 # ratios B/A, and the load before and after.
 #   scripts/alloc-ab.sh [PAIRS] [A] [B]      (defaults: 4 pairs, purge delay -1 = never, 100 ms)

@@ -138,8 +138,8 @@ pub fn configure() -> bool {
 static RELEASE_C_HEAP: AtomicBool = AtomicBool::new(true);
 
 /// Hands back to the OS what glibc's malloc holds freed, in every arena (`malloc_trim(0)`),
-/// unless `HARK_MALLOC_TRIM=0` was set at [`configure`]. Takes well under a millisecond when
-/// little is free; call it where no audio waits on the thread.
+/// unless `HARK_MALLOC_TRIM=0` was set at [`configure`]. Its time grows with what glibc holds
+/// (not measured); call it where no audio waits on the thread.
 pub fn release_c_heap() {
     if !RELEASE_C_HEAP.load(Ordering::Relaxed) {
         return;

@@ -16,8 +16,8 @@ pub struct Overrides {
     /// The voice folder: `HARK_VOICES_DIR`, else [`default_voices_dir`].
     pub voices_dir: PathBuf,
     /// The CUDA backend's switches: `HARK_CUDA_F32`, `HARK_CUDA_MMA`, `HARK_CUDA_GRAPHS`,
-    /// `HARK_CUDA_GRAPH_CACHE`, `HARK_CUDA_WARMUP`, `HARK_KERNEL_NOCACHE`, `HARK_PERSIST_WATCHDOG_MS` and
-    /// `HARK_PERSIST_BLOCKS` (see [`GpuOptions`]).
+    /// `HARK_CUDA_GRAPH_CACHE`, `HARK_CUDA_WARMUP`, `HARK_KERNEL_NOCACHE`,
+    /// `HARK_PERSIST_WATCHDOG_MS` and `HARK_PERSIST_BLOCKS` (see [`GpuOptions`]).
     pub gpu: GpuOptions,
     /// `HARK_ESPEAK_IN_PROCESS=1`: espeak-ng runs in this process, not in a child.
     pub espeak_in_process: bool,

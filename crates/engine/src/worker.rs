@@ -630,7 +630,7 @@ impl Worker {
             self.sink.set_expecting(open);
             if !open && !self.c_heap_released {
                 // Everything is said and drained: the moment the user is listening to nothing,
-                // so a millisecond here delays no audio.
+                // so the time it takes delays no audio.
                 hark_alloc::release_c_heap();
                 self.c_heap_released = true;
             }

@@ -269,13 +269,17 @@ fn proc_count(dir: &str) -> usize {
     std::fs::read_dir(dir).map_or(0, |d| d.count())
 }
 
-fn rss_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+/// The `NAME:   123 kB` field of a /proc file, in MB (NaN when absent).
+fn proc_mb(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    proc_mb(&status, "VmRSS:")
 }
 
 /// glibc's bytes in use and held from the OS, in MB.
@@ -289,14 +293,10 @@ fn c_heap_mb() -> (f64, f64) {
 /// Anonymous memory and its part on transparent huge pages, in MB.
 fn anon_mb() -> (f64, f64) {
     let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
-    let field = |name: &str| {
-        rollup
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-            .map_or(f64::NAN, |kb| kb / 1024.0)
-    };
-    (field("Anonymous:"), field("AnonHugePages:"))
+    (
+        proc_mb(&rollup, "Anonymous:"),
+        proc_mb(&rollup, "AnonHugePages:"),
+    )
 }
 
 /// Used GPU memory (MB, all contexts on the device) through the model crate's device; `None`

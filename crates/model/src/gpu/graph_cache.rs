@@ -16,7 +16,6 @@ pub struct GraphCache<K, V> {
     entries: HashMap<K, (V, u64)>,
     cap: usize,
     tick: u64,
-    evictions: u64,
 }
 
 impl<K: Hash + Eq + Copy, V> GraphCache<K, V> {
@@ -26,7 +25,6 @@ impl<K: Hash + Eq + Copy, V> GraphCache<K, V> {
             entries: HashMap::new(),
             cap: cap.max(1),
             tick: 0,
-            evictions: 0,
         }
     }
 
@@ -40,11 +38,6 @@ impl<K: Hash + Eq + Copy, V> GraphCache<K, V> {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
-    }
-
-    /// Entries dropped to make room, since the start.
-    pub fn evictions(&self) -> u64 {
-        self.evictions
     }
 
     pub fn contains(&self, key: &K) -> bool {
@@ -61,8 +54,10 @@ impl<K: Hash + Eq + Copy, V> GraphCache<K, V> {
         })
     }
 
-    /// Adds an entry, first dropping the least recently used one when full.
-    pub fn insert(&mut self, key: K, value: V) {
+    /// Adds an entry, first dropping the least recently used one when full; says whether it
+    /// dropped one.
+    pub fn insert(&mut self, key: K, value: V) -> bool {
+        let mut evicted = false;
         if !self.entries.contains_key(&key) && self.entries.len() >= self.cap {
             // A linear scan: at most `cap` (tens of) entries, once per capture.
             if let Some(oldest) = self
@@ -71,12 +66,12 @@ impl<K: Hash + Eq + Copy, V> GraphCache<K, V> {
                 .min_by_key(|(_, (_, used))| *used)
                 .map(|(k, _)| *k)
             {
-                self.entries.remove(&oldest);
-                self.evictions += 1;
+                evicted = self.entries.remove(&oldest).is_some();
             }
         }
         self.tick += 1;
         self.entries.insert(key, (value, self.tick));
+        evicted
     }
 
     pub fn clear(&mut self) {
@@ -92,15 +87,15 @@ mod tests {
     #[test]
     fn a_full_cache_drops_the_least_recently_used_entry() {
         let mut c = GraphCache::new(2);
-        c.insert(1, "a");
-        c.insert(2, "b");
+        assert!(!c.insert(1, "a"));
+        assert!(!c.insert(2, "b"));
         assert_eq!(c.get(&1), Some(&"a"));
-        c.insert(3, "c");
+        assert!(c.insert(3, "c"));
         assert!(c.contains(&1) && c.contains(&3) && !c.contains(&2));
-        assert_eq!((c.len(), c.evictions()), (2, 1));
+        assert_eq!(c.len(), 2);
         // Replacing a key that is held drops nothing else.
-        c.insert(3, "c2");
-        assert_eq!((c.len(), c.evictions()), (2, 1));
+        assert!(!c.insert(3, "c2"));
+        assert_eq!(c.len(), 2);
         assert_eq!(c.get(&3), Some(&"c2"));
     }
 
@@ -108,13 +103,14 @@ mod tests {
     fn the_cache_never_holds_more_than_its_cap_and_drops_what_it_evicts() {
         let held = Rc::new(());
         let mut c = GraphCache::new(8);
+        let mut evictions = 0;
         for k in 0..1_000 {
-            c.insert(k, Rc::clone(&held));
+            evictions += usize::from(c.insert(k, Rc::clone(&held)));
             assert!(c.len() <= 8);
         }
         // Evicted values are dropped, not kept somewhere: 8 in the cache plus `held`.
         assert_eq!(Rc::strong_count(&held), 9);
-        assert_eq!(c.evictions(), 992);
+        assert_eq!(evictions, 992);
         c.clear();
         assert_eq!(Rc::strong_count(&held), 1);
         assert_eq!(GraphCache::<u8, ()>::new(0).cap(), 1);

@@ -10,9 +10,10 @@
 //! Layout: [`registry`] names every kernel once; the module cache (`modules.rs`) compiles
 //! them ([`compile`]) once each and hands them out; [`stages`] holds one host file per kernel
 //! file (its buffers, shared memory and launches); [`model`] orders the stages for one
-//! utterance and captures windows into CUDA graphs (held in a capped [`graph_cache`]); [`backend`] is the `Backend` over it,
-//! [`persist`] the persistent kernel; [`options`] the switches all of them take. `hooks`
-//! (feature `test-hooks`, parity tests only) drives one stage at a time.
+//! utterance and captures windows into CUDA graphs (held in a capped [`graph_cache`]);
+//! [`backend`] is the `Backend` over it, [`persist`] the persistent kernel; [`options`] the
+//! switches all of them take. `hooks` (feature `test-hooks`, parity tests only) drives one
+//! stage at a time.
 
 pub mod backend;
 pub mod compile;

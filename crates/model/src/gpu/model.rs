@@ -385,9 +385,7 @@ impl GpuModel {
             match self.capture(lo, n, a, count, slot) {
                 Ok(g) => {
                     super::device::count(&super::device::GRAPH_CAPTURES);
-                    let evictions = self.graphs.evictions();
-                    self.graphs.insert(key, g);
-                    if self.graphs.evictions() > evictions {
+                    if self.graphs.insert(key, g) {
                         super::device::count(&super::device::GRAPH_EVICTIONS);
                     }
                 }
