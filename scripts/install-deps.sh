@@ -18,6 +18,7 @@ APT_PACKAGES=(
   libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev  # the Tauri app
   xvfb xauth webkit2gtk-driver xclip   # the app's end-to-end tests (Xvfb, WebDriver, clipboard)
   speech-dispatcher speech-dispatcher-espeak-ng python3-speechd  # sd_hark's tests and `hark bench --speechd`
+  mpv                                  # `hark follow --mpv`'s test: a headless player to follow
 )
 # npm only installs axe-core for the app's accessibility test; skip the Debian package if npm exists.
 command -v npm >/dev/null || APT_PACKAGES+=(npm)

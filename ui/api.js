@@ -137,8 +137,8 @@ export const api = {
   clearHistory: () => call("clear_history"),
   /** @param {number} id @returns {Promise<number>} */
   replayHistory: (id) => call("replay_history", { id }),
-  /** @param {string} path @returns {Promise<SourcesStatus>} */
-  followStart: (path) => call("follow_start", { path }),
+  /** @param {string} path @param {"lines"|"revising"|"subtitles"|"mpv"} kind @returns {Promise<SourcesStatus>} */
+  followStart: (path, kind) => call("follow_start", { path, kind }),
   /** @returns {Promise<SourcesStatus>} */
   followStop: () => call("follow_stop"),
   /** @returns {Promise<void>} */

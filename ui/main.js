@@ -458,8 +458,17 @@ function wire() {
     const path = await run(api.pickFile("caption"));
     if (path) $("follow-path").value = path;
   });
+  const followHelp = {
+    lines: "Hark reads each new line appended to a file or written to a named pipe, in order.",
+    revising: "Each line is a JSON message from a live captioner, {\"text\": …, \"final\": true or false}, replacing the unfinished end of the last one. Hark says each word once it stops changing.",
+    subtitles: "Hark says each cue of the subtitle file when its time comes, counted from Start following, and speeds a cue up to fit before the next one.",
+    mpv: "Start mpv with --input-ipc-server=PATH and give that path here. Hark says the subtitle mpv shows, in step with its pauses, seeks and speed.",
+  };
+  $("follow-kind").addEventListener("change", () => {
+    $("follow-help").textContent = followHelp[$("follow-kind").value];
+  });
   $("follow-start").addEventListener("click", async () => {
-    const src = await run(api.followStart($("follow-path").value.trim()));
+    const src = await run(api.followStart($("follow-path").value.trim(), $("follow-kind").value));
     if (src) {
       renderSources(src);
       announce(`Following ${src.follow}.`);

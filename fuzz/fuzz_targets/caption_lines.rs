@@ -15,7 +15,11 @@ fn lines_of(data: &[u8], mut sizes: impl FnMut() -> usize) -> Vec<String> {
         partial.extend_from_slice(&data[at..at + n]);
         at += n;
         drain_lines(&mut partial, &mut |l: &str| out.push(l.to_string()));
-        assert!(partial.len() <= MAX_LINE_BYTES, "{} bytes held back", partial.len());
+        assert!(
+            partial.len() <= MAX_LINE_BYTES,
+            "{} bytes held back",
+            partial.len()
+        );
     }
     out
 }
@@ -38,7 +42,10 @@ fuzz_target!(|data: &[u8]| {
         assert!(l.len() <= 3 * MAX_LINE_BYTES, "a line of {} bytes", l.len());
     }
     // Chunking may only move where an over-long line is cut.
-    if !rest.split(|&b| b == b'\n').any(|l| l.len() > MAX_LINE_BYTES / 2) {
+    if !rest
+        .split(|&b| b == b'\n')
+        .any(|l| l.len() > MAX_LINE_BYTES / 2)
+    {
         assert_eq!(chunked, whole);
     }
 });

@@ -6,6 +6,10 @@
 #[allow(dead_code)]
 #[path = "../../src-tauri/src/settings.rs"]
 mod settings;
+// settings.rs saves through the app's write-and-rename.
+#[allow(dead_code)]
+#[path = "../../src-tauri/src/atomic_write.rs"]
+mod atomic_write;
 
 use libfuzzer_sys::fuzz_target;
 

@@ -9,7 +9,9 @@ use hark_text::segment::{SegmentOptions, segments};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flags, rest)) = data.split_first() else { return };
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
     let text = String::from_utf8_lossy(rest);
     let normalize = NormalizeOptions {
         verbosity: match flags & 3 {
@@ -18,10 +20,26 @@ fuzz_target!(|data: &[u8]| {
             2 => PunctuationVerbosity::Most,
             _ => PunctuationVerbosity::All,
         },
-        urls: if flags & 4 != 0 { UrlMode::Link } else { UrlMode::Compact },
-        emoji: if flags & 8 != 0 { EmojiMode::Skip } else { EmojiMode::Name },
-        date_order: if flags & 16 != 0 { Some(DateOrder::MonthDay) } else { None },
-        locale: if flags & 32 != 0 { "en-us".into() } else { String::new() },
+        urls: if flags & 4 != 0 {
+            UrlMode::Link
+        } else {
+            UrlMode::Compact
+        },
+        emoji: if flags & 8 != 0 {
+            EmojiMode::Skip
+        } else {
+            EmojiMode::Name
+        },
+        date_order: if flags & 16 != 0 {
+            Some(DateOrder::MonthDay)
+        } else {
+            None
+        },
+        locale: if flags & 32 != 0 {
+            "en-us".into()
+        } else {
+            String::new()
+        },
         dictionary: Vec::new(),
     };
     let opts = SegmentOptions {

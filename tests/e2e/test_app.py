@@ -519,6 +519,43 @@ def caption_pipe_lines_are_spoken_in_order(d):
 
 
 @test
+def revising_captions_are_said_once_their_words_are_stable(d):
+    """The Live captions panel with a captioner's JSON messages, the newest word heard wrong
+    first each time: the stable words are said up to the last, and only the final line goes
+    into the history (the pieces said are not lines of their own)."""
+    fifo = os.path.join(tempfile.mkdtemp(prefix="hark-e2e-revising-"), "captions.fifo")
+    os.mkfifo(fifo)
+    s = d.session()
+    try:
+        wait_state(s, "ready", ("ready",), 60)
+        before = len(history_sources(s))
+        s.js("const k = document.getElementById('follow-kind'); k.value = 'revising';"
+             "k.dispatchEvent(new Event('change'))")
+        assert "JSON" in s.text("#follow-help"), s.text("#follow-help")
+        s.type("#follow-path", fifo)
+        s.click("#follow-start")
+        s.wait("following", lambda: "Following" in s.text("#follow-state"), 10)
+        words = "welcome to the evening news from the harbour".split()
+        with open(fifo, "w") as w:
+            for n in range(1, len(words) + 1):
+                wrong = words[:n - 1] + [words[n - 1] + "s"]
+                w.write(json.dumps({"text": " ".join(wrong), "final": False}) + "\n")
+                w.write(json.dumps({"text": " ".join(words[:n])}) + "\n")
+                w.write(json.dumps({"text": " ".join(words[:n])}) + "\n")
+                w.flush()
+                time.sleep(0.05)
+            w.write(json.dumps({"text": " ".join(words) + ".", "final": True}) + "\n")
+        s.wait("the final line in the history", lambda: len(history_sources(s)) == before + 1, 15)
+        items = s.js("return [...document.querySelectorAll('#history-list li')].map(e => e.textContent)")
+        assert "from the harbour." in items[0], items
+        s.wait("the last words said", lambda: "harbour" in s.text("#now"), 20)
+        s.click("#follow-stop")
+        s.wait("not following", lambda: "Not following" in s.text("#follow-state"), 10)
+    finally:
+        s.close()
+
+
+@test
 def stop_silences_at_once(d):
     long_text = " ".join(f"This is sentence number {i} of a long text that keeps going." for i in range(40))
     s = d.session()

@@ -1,5 +1,6 @@
 //! Integration tests: engine.
 mod bounded;
+mod captions;
 mod cli_speak;
 mod espeak_isolation;
 mod export;

@@ -11,6 +11,7 @@ use hark_text::TextError;
 use hark_text::segment::Segmenter;
 use hark_voice::{Scales, Voice};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What one `speak` produced.
 #[derive(Debug, Default, Clone, Copy)]
@@ -69,6 +70,48 @@ impl Synthesizer {
         self.backend.name()
     }
 
+    /// The segmenter for `input` (an error if it is empty): dates are read in the voice's
+    /// order unless the caller chose a locale or an order.
+    fn segmenter_for(&self, input: &Input<'_>) -> Result<Segmenter, EngineError> {
+        if matches!(input, Input::Text(t) if t.trim().is_empty()) {
+            return Err(EngineError::EmptyText);
+        }
+        let cfg = &self.voice.config;
+        let mut segmenter = self.segmenter.clone();
+        segmenter
+            .options
+            .normalize
+            .default_voice_locale(&cfg.espeak_voice, &cfg.name);
+        Ok(segmenter)
+    }
+
+    /// How long `input` lasts at normal speed (speed 1, the scales and seed set here), from
+    /// the model's durations: the encoder and duration predictor run, the decoder does not,
+    /// so it costs a small part of saying it. At speed `s` the audio is this long over `s`
+    /// ([`tempo`] holds it to that), so a caller can choose the speed that fits a slot.
+    pub fn length_at_normal_speed(&mut self, input: Input<'_>) -> Result<Duration, EngineError> {
+        let segmenter = self.segmenter_for(&input)?;
+        let cfg = &self.voice.config;
+        let (rate, hop) = (cfg.sample_rate as usize, cfg.hop_length.max(1));
+        let mut seconds = 0.0f64;
+        for piece in phonemise::pieces(cfg, &segmenter, input, true, 0) {
+            match piece {
+                Ok(Piece::Speech(sentence)) => {
+                    let seed = self.seed.wrapping_add(sentence.index as u64);
+                    let info = self.backend.begin(&sentence.ids, &self.scales, seed)?;
+                    let (speed, _) = tempo::for_run(1.0, 0.0, &sentence.prosody);
+                    seconds += (info.frames * hop) as f64 / rate as f64 / f64::from(speed);
+                }
+                Ok(Piece::Silence { ms }) => {
+                    seconds += (ms as usize * rate / 1000 / hop * hop) as f64 / rate as f64;
+                }
+                Ok(Piece::Mark(_)) | Err(TextError::EspeakCrashed(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(Duration::from_secs_f64(seconds))
+    }
+
     /// Speaks `input`, handing each sentence's audio to `sink` as soon as it exists.
     pub fn speak(
         &mut self,
@@ -86,17 +129,9 @@ impl Synthesizer {
         mut sink: impl FnMut(&[f32]) -> Result<(), String>,
         mut timing: impl FnMut(SentenceTiming),
     ) -> Result<SpeakReport, EngineError> {
-        if matches!(input, Input::Text(t) if t.trim().is_empty()) {
-            return Err(EngineError::EmptyText);
-        }
+        let segmenter = self.segmenter_for(&input)?;
         let mut report = SpeakReport::default();
         let cfg = &self.voice.config;
-        // Dates are read in the voice's order unless the caller chose a locale or an order.
-        let mut segmenter = self.segmenter.clone();
-        segmenter
-            .options
-            .normalize
-            .default_voice_locale(&cfg.espeak_voice, &cfg.name);
         let (rate, hop) = (cfg.sample_rate as usize, cfg.hop_length.max(1));
         let mut stage = Tempo::new(cfg.sample_rate);
         let mut stretched = Vec::new();

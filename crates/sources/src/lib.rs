@@ -2,3 +2,6 @@
 //! pipe). The desktop app adds the clipboard and the selection on top (they need a display).
 
 pub mod caption;
+pub mod mpv;
+pub mod revise;
+pub mod subtitles;

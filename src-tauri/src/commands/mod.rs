@@ -95,9 +95,13 @@ pub fn replay_history(
 }
 
 #[tauri::command]
-pub fn follow_start(app: AppHandle, path: String) -> Result<SourcesStatus, String> {
+pub fn follow_start(
+    app: AppHandle,
+    path: String,
+    kind: Option<crate::managers::captions::CaptionKind>,
+) -> Result<SourcesStatus, String> {
     let sources = app.state::<SourcesManager>();
-    sources.follow(&app, path.into())?;
+    sources.follow(&app, path.into(), kind.unwrap_or_default())?;
     Ok(sources.status())
 }
 

@@ -72,6 +72,8 @@ impl Step {
 pub struct EngineManager {
     app: AppHandle,
     engine: Mutex<Option<Arc<Engine>>>,
+    /// The voice the engine speaks with (timed captions measure their cues with it).
+    voice: Mutex<Option<Arc<hark_voice::Voice>>>,
     /// Also holds the voice's own scales, which the noise settings fall back to.
     status: Mutex<Status>,
     utterances: Mutex<HashMap<u64, Utterance>>,
@@ -87,6 +89,7 @@ impl EngineManager {
             app,
             overrides,
             engine: Mutex::new(None),
+            voice: Mutex::new(None),
             status: Mutex::new(Status::starting()),
             utterances: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
@@ -162,6 +165,7 @@ impl EngineManager {
         // Sent to the UI with the next status update.
         lock(&self.status).voice_scales = voice.config.inference;
         let voice = Arc::new(voice);
+        *lock(&self.voice) = Some(Arc::clone(&voice));
         let config = |backend| {
             let mut c = EngineConfig::new(Arc::clone(&voice)).with_overrides(&self.overrides);
             c.output = hark_audio::device(self.overrides.audio_buffer_ms);
@@ -374,6 +378,44 @@ impl EngineManager {
             s.message = None;
         });
         Ok((id, kept))
+    }
+
+    /// Speaks a timed caption at `speed` (fitted to its slot), interrupting what plays; the
+    /// next [`EngineManager::restore_speed`] goes back to the user's own.
+    pub fn speak_fitted(&self, text: String, speed: f32) -> Result<u64, String> {
+        let engine = self.engine()?;
+        let user = self
+            .app
+            .state::<crate::managers::settings::SettingsManager>()
+            .get();
+        let mut s = self.engine_settings(&user);
+        s.speed = hark_engine::tempo::clamp_speed(speed);
+        engine.set_settings(s);
+        self.speak(text, Source::Caption, Mode::Interrupt)
+            .map(|(id, _)| id)
+    }
+
+    /// The user's own speed again, after timed captions.
+    pub fn restore_speed(&self) {
+        if let Ok(e) = self.engine() {
+            let user = self
+                .app
+                .state::<crate::managers::settings::SettingsManager>()
+                .get();
+            e.set_settings(self.engine_settings(&user));
+        }
+    }
+
+    /// Pauses or resumes (a followed player paused or went on).
+    pub fn set_paused(&self, paused: bool) {
+        if (self.status().state == State::Paused) != paused {
+            self.toggle_pause();
+        }
+    }
+
+    /// The voice speaking now, if the engine has started.
+    pub fn voice(&self) -> Option<Arc<hark_voice::Voice>> {
+        lock(&self.voice).clone()
     }
 
     /// Steps through the utterance being read; the engine replays what it kept (the highlight

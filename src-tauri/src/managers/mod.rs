@@ -1,5 +1,6 @@
 //! Long-lived app state, one manager per concern, each held with `app.manage()`; and the two
 //! things that need all of them: applying a settings change, and the UI's snapshot.
+pub mod captions;
 pub mod engine;
 pub mod export;
 pub mod history;

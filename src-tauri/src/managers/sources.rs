@@ -5,11 +5,11 @@
 use crate::clipboard::{self, Offer, Selection, X11};
 use crate::events;
 use crate::locked::lock;
+use crate::managers::captions::{self, CaptionKind, Captions};
 use crate::managers::engine::EngineManager;
 use crate::managers::history::HistoryManager;
 use crate::state::{Level, Source, SourcesStatus, Watch};
 use hark_engine::Mode;
-use hark_sources::caption::{Follower, Start};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,7 +29,7 @@ pub struct SourcesManager {
     tx: Mutex<mpsc::Sender<Request>>,
     auto_read: AtomicBool,
     status: Mutex<SourcesStatus>,
-    follower: Mutex<Option<Follower>>,
+    follower: Mutex<Option<Captions>>,
 }
 
 impl SourcesManager {
@@ -81,21 +81,13 @@ impl SourcesManager {
         self.auto_read.load(Ordering::Acquire)
     }
 
-    /// Follows `path` (a growing file or a named pipe), speaking each new line in order.
-    pub fn follow(&self, app: &AppHandle, path: PathBuf) -> Result<(), String> {
-        let app2 = app.clone();
-        let f = Follower::start(path.clone(), Start::End, move |line| {
-            let engine = app2.state::<EngineManager>();
-            match engine.speak(line.to_string(), Source::Caption, Mode::Queue) {
-                Ok((id, _)) => {
-                    let history = app2.state::<HistoryManager>();
-                    history.add(Source::Caption, line, Some(id));
-                    events::history(&app2, &history.list());
-                }
-                Err(e) => events::notice(&app2, Level::Error, &e),
-            }
-        })?;
-        *lock(&self.follower) = Some(f);
+    /// Follows `path` as `kind` says: a growing file or a named pipe (lines or revising
+    /// captions), a subtitle file, or mpv's IPC socket.
+    pub fn follow(&self, app: &AppHandle, path: PathBuf, kind: CaptionKind) -> Result<(), String> {
+        // The old source stops first, so two never speak at once.
+        lock(&self.follower).take();
+        let c = captions::start(app, path.clone(), kind)?;
+        *lock(&self.follower) = Some(c);
         lock(&self.status).follow = Some(path.display().to_string());
         Ok(())
     }

@@ -1,0 +1,235 @@
+//! The Live captions panel's sources, the same four as `hark follow`: lines of a growing file
+//! or a pipe; revising captions (JSON messages whose tail is replaced; only stable words are
+//! said, once); a subtitle file timed against the clock from Start; and mpv, followed through
+//! its IPC socket. Each runs on its own thread and ends when the [`Captions`] is dropped.
+
+use crate::events;
+use crate::managers::engine::EngineManager;
+use crate::managers::history::HistoryManager;
+use crate::state::{Level, Source};
+use hark_engine::{BackendChoice, Input, Mode, Synthesizer};
+use hark_sources::caption::{Follower, Start};
+use hark_sources::mpv::Mpv;
+use hark_sources::revise::{Stabiliser, parse_line};
+use hark_sources::subtitles::drive::{self, Clock, CueVoice, WallClock};
+use hark_sources::subtitles::{self, Limits, Overflow, Timeline};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+use tauri::{AppHandle, Manager};
+
+/// What the followed path holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaptionKind {
+    /// Lines, each said in order.
+    #[default]
+    Lines,
+    /// One JSON message per line, `{"text": …, "final": bool}`.
+    Revising,
+    /// A WebVTT or SubRip file.
+    Subtitles,
+    /// mpv's IPC socket.
+    Mpv,
+}
+
+/// The fastest a timed caption is said to fit its slot, at least (or the user's speed).
+const MAX_FIT_SPEED: f32 = 2.5;
+/// How long a timed caption takes from speak to sound, about (the timeline starts it early).
+const ONSET: Duration = Duration::from_millis(40);
+/// Speech is fitted to end this long before its slot does.
+const GUARD: Duration = Duration::from_millis(100);
+
+/// A source being followed; dropping it stops it.
+pub struct Captions {
+    stop: Arc<AtomicBool>,
+    _follower: Option<Follower>,
+}
+
+impl Drop for Captions {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+    }
+}
+
+pub fn start(app: &AppHandle, path: PathBuf, kind: CaptionKind) -> Result<Captions, String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let follower = match kind {
+        CaptionKind::Lines => {
+            let app = app.clone();
+            Some(Follower::start(path, Start::End, move |line| {
+                say_line(&app, line)
+            })?)
+        }
+        CaptionKind::Revising => {
+            let (tx, rx) = mpsc::channel::<String>();
+            let f = Follower::start(path, Start::End, move |line| {
+                let _ = tx.send(line.to_string());
+            })?;
+            let (app, stop) = (app.clone(), Arc::clone(&stop));
+            spawn("hark-revising", move || revising(&app, rx, &stop))?;
+            Some(f)
+        }
+        CaptionKind::Subtitles => {
+            let cues = subtitles::load(&path).map_err(|e| e.to_string())?;
+            let timeline = Timeline::new(cues, limits(app), Overflow::Shorten);
+            let (app, stop) = (app.clone(), Arc::clone(&stop));
+            spawn("hark-subtitles", move || {
+                timed(
+                    &app,
+                    timeline,
+                    WallClock::starting_at(Duration::ZERO),
+                    &stop,
+                )
+            })?;
+            None
+        }
+        CaptionKind::Mpv => {
+            let mpv = Mpv::connect(&path)?;
+            let timeline = Timeline::live(limits(app), Overflow::Shorten);
+            let (app, stop) = (app.clone(), Arc::clone(&stop));
+            spawn("hark-mpv", move || timed(&app, timeline, mpv, &stop))?;
+            None
+        }
+    };
+    Ok(Captions {
+        stop,
+        _follower: follower,
+    })
+}
+
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), String> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn say_line(app: &AppHandle, line: &str) {
+    let engine = app.state::<EngineManager>();
+    match engine.speak(line.to_string(), Source::Caption, Mode::Queue) {
+        Ok((id, _)) => {
+            let history = app.state::<HistoryManager>();
+            history.add(Source::Caption, line, Some(id));
+            events::history(app, &history.list());
+        }
+        Err(e) => events::notice(app, Level::Error, &e),
+    }
+}
+
+/// Revising captions: stable words are said as they become stable; a final message's whole
+/// line goes into the history.
+fn revising(app: &AppHandle, rx: mpsc::Receiver<String>, stop: &AtomicBool) {
+    let mut stabiliser = Stabiliser::default();
+    let mut warned = false;
+    let say = |words: Option<String>| {
+        if let Some(w) = words
+            && let Err(e) = app
+                .state::<EngineManager>()
+                .speak(w, Source::Caption, Mode::Queue)
+        {
+            events::notice(app, Level::Error, &e);
+        }
+    };
+    while !stop.load(Ordering::Acquire) {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) => match parse_line(&line) {
+                Ok(msg) => {
+                    say(stabiliser.update(&msg, Instant::now()));
+                    if msg.is_final && !msg.text.trim().is_empty() {
+                        let history = app.state::<HistoryManager>();
+                        history.add(Source::Caption, &msg.text, None);
+                        events::history(app, &history.list());
+                    }
+                }
+                // Once per source: a stream of bad lines must not flood the notices.
+                Err(e) if !warned => {
+                    warned = true;
+                    events::notice(
+                        app,
+                        Level::Warning,
+                        &format!("A caption line was skipped: {e}"),
+                    );
+                }
+                Err(_) => {}
+            },
+            Err(mpsc::RecvTimeoutError::Timeout) => say(stabiliser.tick(Instant::now())),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+}
+
+/// The speeds a timed caption may take: the user's, up to 2.5× (or the user's, if faster).
+fn limits(app: &AppHandle) -> Limits {
+    let rate = app
+        .state::<crate::managers::settings::SettingsManager>()
+        .get()
+        .rate;
+    Limits {
+        speed: rate,
+        max_speed: rate.max(MAX_FIT_SPEED),
+    }
+}
+
+fn timed(app: &AppHandle, mut timeline: Timeline, mut clock: impl Clock, stop: &AtomicBool) {
+    timeline.guard = GUARD;
+    let measure = app
+        .state::<EngineManager>()
+        .voice()
+        .and_then(|v| Synthesizer::new(v, BackendChoice::Cpu).ok());
+    let Some(measure) = measure else {
+        return events::notice(
+            app,
+            Level::Error,
+            "Timed captions need the speech engine; it is not running.",
+        );
+    };
+    let mut voice = AppCueVoice {
+        app: app.clone(),
+        measure,
+    };
+    drive::run(&mut timeline, &mut clock, &mut voice, stop);
+    app.state::<EngineManager>().restore_speed();
+}
+
+struct AppCueVoice {
+    app: AppHandle,
+    measure: Synthesizer,
+}
+
+impl CueVoice for AppCueVoice {
+    fn speak(&mut self, _cue: u64, text: &str, speed: f32) {
+        if let Err(e) = self
+            .app
+            .state::<EngineManager>()
+            .speak_fitted(text.to_string(), speed)
+        {
+            events::notice(&self.app, Level::Error, &e);
+        }
+    }
+
+    fn stop(&mut self) {
+        self.app.state::<EngineManager>().stop();
+    }
+
+    fn pause(&mut self) {
+        self.app.state::<EngineManager>().set_paused(true);
+    }
+
+    fn resume(&mut self) {
+        self.app.state::<EngineManager>().set_paused(false);
+    }
+
+    fn length(&mut self, text: &str) -> Duration {
+        self.measure
+            .length_at_normal_speed(Input::Text(text))
+            .unwrap_or_default()
+    }
+
+    fn onset(&self) -> Duration {
+        ONSET
+    }
+}
