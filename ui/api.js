@@ -137,8 +137,12 @@ export const api = {
   clearHistory: () => call("clear_history"),
   /** @param {number} id @returns {Promise<number>} */
   replayHistory: (id) => call("replay_history", { id }),
-  /** @param {string} path @param {"lines"|"revising"|"subtitles"|"mpv"} kind @returns {Promise<SourcesStatus>} */
-  followStart: (path, kind) => call("follow_start", { path, kind }),
+  /**
+   * @param {string} path @param {"lines"|"revising"|"subtitles"|"mpv"} kind
+   * @param {{max_rate: number, overflow: "shorten"|"drop"}} timing for subtitles and mpv
+   * @returns {Promise<SourcesStatus>}
+   */
+  followStart: (path, kind, timing) => call("follow_start", { path, kind, timing }),
   /** @returns {Promise<SourcesStatus>} */
   followStop: () => call("follow_stop"),
   /** @returns {Promise<void>} */

@@ -465,10 +465,13 @@ function wire() {
     mpv: "Start mpv with --input-ipc-server=PATH and give that path here. Hark says the subtitle mpv shows, in step with its pauses, seeks and speed.",
   };
   $("follow-kind").addEventListener("change", () => {
-    $("follow-help").textContent = followHelp[$("follow-kind").value];
+    const kind = $("follow-kind").value;
+    $("follow-help").textContent = followHelp[kind];
+    $("follow-timing").hidden = !(kind === "subtitles" || kind === "mpv");
   });
   $("follow-start").addEventListener("click", async () => {
-    const src = await run(api.followStart($("follow-path").value.trim(), $("follow-kind").value));
+    const timing = { max_rate: Number($("follow-max-rate").value), overflow: $("follow-overflow").value };
+    const src = await run(api.followStart($("follow-path").value.trim(), $("follow-kind").value, timing));
     if (src) {
       renderSources(src);
       announce(`Following ${src.follow}.`);

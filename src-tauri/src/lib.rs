@@ -172,6 +172,7 @@ mod tests {
         ("managers::settings", include_str!("managers/settings.rs")),
         ("managers::history", include_str!("managers/history.rs")),
         ("managers::engine", include_str!("managers/engine.rs")),
+        ("managers::captions", include_str!("managers/captions.rs")),
         ("managers::sources", include_str!("managers/sources.rs")),
         ("managers::export", include_str!("managers/export.rs")),
         ("managers", include_str!("managers/mod.rs")),

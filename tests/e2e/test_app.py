@@ -556,6 +556,35 @@ def revising_captions_are_said_once_their_words_are_stable(d):
 
 
 @test
+def a_subtitle_file_is_said_cue_by_cue_in_the_app(d):
+    """The Live captions panel with a SubRip file: its Timed captions fields appear, and each
+    cue is said when its time comes, counted from Start following."""
+    path = os.path.join(tempfile.mkdtemp(prefix="hark-e2e-subs-"), "film.srt")
+    with open(path, "w") as f:
+        f.write("1\r\n00:00:00,500 --> 00:00:02,000\r\n<i>Opening line.</i>\r\n\r\n"
+                "2\r\n00:00:03,000 --> 00:00:05,000\r\nSecond cue here.\r\n")
+    s = d.session()
+    try:
+        wait_state(s, "ready", ("ready",), 60)
+        assert s.js("return document.getElementById('follow-timing').hidden"), "no timing fields for lines"
+        s.js("const k = document.getElementById('follow-kind'); k.value = 'subtitles';"
+             "k.dispatchEvent(new Event('change'))")
+        assert not s.js("return document.getElementById('follow-timing').hidden"), "timing fields shown"
+        s.type("#follow-path", path)
+        started = time.time()
+        s.click("#follow-start")
+        s.wait("following", lambda: "Following" in s.text("#follow-state"), 10)
+        s.wait("the first cue", lambda: "Opening line." in s.text("#now"), 10)
+        s.wait("the second cue", lambda: "Second cue here." in s.text("#now"), 10)
+        # Not before its time (3 s after the start).
+        assert time.time() - started >= 2.9, f"the second cue came after {time.time() - started:.2f} s"
+        s.click("#follow-stop")
+        s.wait("not following", lambda: "Not following" in s.text("#follow-state"), 10)
+    finally:
+        s.close()
+
+
+@test
 def stop_silences_at_once(d):
     long_text = " ".join(f"This is sentence number {i} of a long text that keeps going." for i in range(40))
     s = d.session()

@@ -99,9 +99,11 @@ pub fn follow_start(
     app: AppHandle,
     path: String,
     kind: Option<crate::managers::captions::CaptionKind>,
+    timing: Option<crate::managers::captions::Timing>,
 ) -> Result<SourcesStatus, String> {
     let sources = app.state::<SourcesManager>();
-    sources.follow(&app, path.into(), kind.unwrap_or_default())?;
+    let timing = timing.unwrap_or_default();
+    sources.follow(&app, path.into(), kind.unwrap_or_default(), timing)?;
     Ok(sources.status())
 }
 

@@ -35,8 +35,22 @@ pub enum CaptionKind {
     Mpv,
 }
 
-/// The fastest a timed caption is said to fit its slot, at least (or the user's speed).
-const MAX_FIT_SPEED: f32 = 2.5;
+/// How timed captions fit their slots (the panel's Timed captions fields).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// The fastest a cue is said to fit its slot (never below the user's own speed).
+    pub max_rate: f32,
+    pub overflow: Overflow,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Self {
+            max_rate: 2.5,
+            overflow: Overflow::Shorten,
+        }
+    }
+}
 /// How long a timed caption takes from speak to sound, about (the timeline starts it early).
 const ONSET: Duration = Duration::from_millis(40);
 /// Speech is fitted to end this long before its slot does.
@@ -54,7 +68,12 @@ impl Drop for Captions {
     }
 }
 
-pub fn start(app: &AppHandle, path: PathBuf, kind: CaptionKind) -> Result<Captions, String> {
+pub fn start(
+    app: &AppHandle,
+    path: PathBuf,
+    kind: CaptionKind,
+    timing: Timing,
+) -> Result<Captions, String> {
     let stop = Arc::new(AtomicBool::new(false));
     let follower = match kind {
         CaptionKind::Lines => {
@@ -74,7 +93,7 @@ pub fn start(app: &AppHandle, path: PathBuf, kind: CaptionKind) -> Result<Captio
         }
         CaptionKind::Subtitles => {
             let cues = subtitles::load(&path).map_err(|e| e.to_string())?;
-            let timeline = Timeline::new(cues, limits(app), Overflow::Shorten);
+            let timeline = Timeline::new(cues, limits(app, timing), timing.overflow);
             let (app, stop) = (app.clone(), Arc::clone(&stop));
             spawn("hark-subtitles", move || {
                 timed(
@@ -88,7 +107,7 @@ pub fn start(app: &AppHandle, path: PathBuf, kind: CaptionKind) -> Result<Captio
         }
         CaptionKind::Mpv => {
             let mpv = Mpv::connect(&path)?;
-            let timeline = Timeline::live(limits(app), Overflow::Shorten);
+            let timeline = Timeline::live(limits(app, timing), timing.overflow);
             let (app, stop) = (app.clone(), Arc::clone(&stop));
             spawn("hark-mpv", move || timed(&app, timeline, mpv, &stop))?;
             None
@@ -162,15 +181,22 @@ fn revising(app: &AppHandle, rx: mpsc::Receiver<String>, stop: &AtomicBool) {
     }
 }
 
-/// The speeds a timed caption may take: the user's, up to 2.5× (or the user's, if faster).
-fn limits(app: &AppHandle) -> Limits {
+/// The speeds a timed caption may take: the user's, up to the panel's fastest (a number out
+/// of the engine's range is brought into it; never below the user's own speed).
+fn limits(app: &AppHandle, timing: Timing) -> Limits {
+    use hark_engine::tempo::{SPEED_MAX, SPEED_MIN};
     let rate = app
         .state::<crate::managers::settings::SettingsManager>()
         .get()
         .rate;
+    let max = if timing.max_rate.is_finite() {
+        timing.max_rate.clamp(SPEED_MIN, SPEED_MAX)
+    } else {
+        Timing::default().max_rate
+    };
     Limits {
         speed: rate,
-        max_speed: rate.max(MAX_FIT_SPEED),
+        max_speed: max.max(rate),
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::clipboard::{self, Offer, Selection, X11};
 use crate::events;
 use crate::locked::lock;
-use crate::managers::captions::{self, CaptionKind, Captions};
+use crate::managers::captions::{self, CaptionKind, Captions, Timing};
 use crate::managers::engine::EngineManager;
 use crate::managers::history::HistoryManager;
 use crate::state::{Level, Source, SourcesStatus, Watch};
@@ -83,10 +83,16 @@ impl SourcesManager {
 
     /// Follows `path` as `kind` says: a growing file or a named pipe (lines or revising
     /// captions), a subtitle file, or mpv's IPC socket.
-    pub fn follow(&self, app: &AppHandle, path: PathBuf, kind: CaptionKind) -> Result<(), String> {
+    pub fn follow(
+        &self,
+        app: &AppHandle,
+        path: PathBuf,
+        kind: CaptionKind,
+        timing: Timing,
+    ) -> Result<(), String> {
         // The old source stops first, so two never speak at once.
         lock(&self.follower).take();
-        let c = captions::start(app, path.clone(), kind)?;
+        let c = captions::start(app, path.clone(), kind, timing)?;
         *lock(&self.follower) = Some(c);
         lock(&self.status).follow = Some(path.display().to_string());
         Ok(())
