@@ -61,6 +61,17 @@ impl Synthesizer {
         })
     }
 
+    /// A CPU synthesizer that measures cues ([`Self::length_at_normal_speed`]) beside an
+    /// engine, at the engine's `scales` and `seed`. It measures one short sentence first, so
+    /// that the first cue is not measured cold (allocations, caches: ~0.1 s on two cores).
+    pub fn measuring(voice: Arc<Voice>, scales: Scales, seed: u64) -> Result<Self, EngineError> {
+        let mut synth = Self::new(voice, BackendChoice::Cpu)?;
+        synth.scales = scales;
+        synth.seed = seed;
+        synth.length_at_normal_speed(Input::Text("Ready."))?;
+        Ok(synth)
+    }
+
     pub fn voice(&self) -> &Arc<Voice> {
         &self.voice
     }

@@ -186,19 +186,15 @@ impl Mpv {
                 }
                 "sub-start" => s.sub_start = value.as_f64(),
                 "sub-end" => s.sub_end = value.as_f64(),
+                // Both change how the position runs on from here: hold where it is now.
                 "pause" => {
-                    // Hold the position where it was when the pause came.
-                    if let Some((t, at)) = s.media {
-                        let run = if s.paused {
-                            0.0
-                        } else {
-                            now.duration_since(at).as_secs_f64() * s.speed
-                        };
-                        s.media = Some((t + run, now));
-                    }
+                    s.rebase(now);
                     s.paused = value.as_bool().unwrap_or(false);
                 }
-                "speed" => s.speed = value.as_f64().filter(|v| *v > 0.0).unwrap_or(1.0),
+                "speed" => {
+                    s.rebase(now);
+                    s.speed = value.as_f64().filter(|v| *v > 0.0).unwrap_or(1.0);
+                }
                 _ => {}
             },
             Message::Reply {
@@ -221,15 +217,28 @@ impl Mpv {
         }
     }
 
-    /// The media time now, run on from the last answer at mpv's speed.
     fn media_now(&self, now: Instant) -> Option<f64> {
-        let (t, at) = self.state.media?;
-        let run = if self.state.paused {
+        self.state.media_at(now)
+    }
+}
+
+impl State {
+    /// The media time at `now`, run on from the last answer at mpv's speed.
+    fn media_at(&self, now: Instant) -> Option<f64> {
+        let (t, at) = self.media?;
+        let run = if self.paused {
             0.0
         } else {
-            now.duration_since(at).as_secs_f64() * self.state.speed
+            now.duration_since(at).as_secs_f64() * self.speed
         };
         Some(t + run)
+    }
+
+    /// Takes the position at `now` as the last one heard.
+    fn rebase(&mut self, now: Instant) {
+        if let Some(t) = self.media_at(now) {
+            self.media = Some((t, now));
+        }
     }
 }
 
@@ -331,5 +340,25 @@ mod tests {
         );
         assert_eq!(parse_message("not json"), None);
         assert_eq!(parse_message("[1,2]"), None);
+    }
+
+    #[test]
+    fn the_position_runs_on_at_the_speed_and_holds_while_paused() {
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        let mut m = State {
+            media: Some((10.0, t0)),
+            speed: 1.0,
+            ..Default::default()
+        };
+        assert_eq!(m.media_at(at(1.0)), Some(11.0));
+        // Twice as fast from 1 s on: the second before it ran at 1×.
+        m.rebase(at(1.0));
+        m.speed = 2.0;
+        assert_eq!(m.media_at(at(2.0)), Some(13.0));
+        // Paused at 2 s: it holds there.
+        m.rebase(at(2.0));
+        m.paused = true;
+        assert_eq!(m.media_at(at(5.0)), Some(13.0));
     }
 }

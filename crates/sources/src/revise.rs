@@ -11,7 +11,12 @@
 //! next message starts a new one.
 
 use serde::Deserialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+/// How often words are checked for having stayed unchanged long enough, between messages.
+const TICK: Duration = Duration::from_millis(100);
 
 /// A message's text is at most this long (as a caption line).
 pub const MAX_TEXT_BYTES: usize = crate::caption::MAX_LINE_BYTES;
@@ -155,6 +160,50 @@ impl Stabiliser {
     }
 }
 
+/// What the loop of [`follow`] does with what it reads.
+pub trait Listener {
+    /// Words that became stable, to be said.
+    fn say(&mut self, words: String);
+    /// A final message ended a line (its whole text).
+    fn line_ended(&mut self, _text: &str) {}
+    /// Line `number` (1-based) was not a caption message.
+    fn bad_line(&mut self, number: u64, error: &str);
+}
+
+/// Reads a revising source's lines from `lines` until it ends (then the last message's
+/// words not said yet are said: it is all there will be) or `stop` is set (then nothing more
+/// is said: the user stopped it).
+pub fn follow(lines: &mpsc::Receiver<String>, stop: &AtomicBool, listener: &mut dyn Listener) {
+    let mut stabiliser = Stabiliser::default();
+    let mut number = 0u64;
+    let say = |words: Option<String>, listener: &mut dyn Listener| {
+        if let Some(w) = words {
+            listener.say(w);
+        }
+    };
+    while !stop.load(Ordering::Acquire) {
+        match lines.recv_timeout(TICK) {
+            Ok(line) => {
+                number += 1;
+                match parse_line(&line) {
+                    Ok(msg) => {
+                        say(stabiliser.update(&msg, Instant::now()), listener);
+                        if msg.is_final && !msg.text.trim().is_empty() {
+                            listener.line_ended(&msg.text);
+                        }
+                    }
+                    Err(e) => listener.bad_line(number, &e),
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => say(stabiliser.tick(Instant::now()), listener),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                say(stabiliser.finish(), listener);
+                break;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +330,51 @@ mod tests {
             let want: Vec<&str> = lines.iter().flat_map(|l| l.split(' ')).collect();
             assert_eq!(said, want, "seed {seed}");
         }
+    }
+
+    #[derive(Default)]
+    struct Heard {
+        said: Vec<String>,
+        ended: Vec<String>,
+        bad: Vec<u64>,
+    }
+
+    impl Listener for Heard {
+        fn say(&mut self, words: String) {
+            self.said.push(words);
+        }
+        fn line_ended(&mut self, text: &str) {
+            self.ended.push(text.to_string());
+        }
+        fn bad_line(&mut self, number: u64, _error: &str) {
+            self.bad.push(number);
+        }
+    }
+
+    #[test]
+    fn the_loop_says_the_rest_when_its_source_ends_and_nothing_once_stopped() {
+        let lines = [
+            r#"{"text": "good evening and", "final": false}"#,
+            "not json",
+            r#"{"text": "good evening and welcome", "final": true}"#,
+            r#"{"text": "the storm has"}"#,
+        ];
+        let run = |stop: bool| {
+            let (tx, rx) = mpsc::channel();
+            lines.iter().for_each(|l| tx.send(l.to_string()).unwrap());
+            drop(tx);
+            let mut heard = Heard::default();
+            follow(&rx, &AtomicBool::new(stop), &mut heard);
+            heard
+        };
+        let heard = run(false);
+        assert_eq!(
+            heard.said.join(" "),
+            "good evening and welcome the storm has"
+        );
+        assert_eq!(heard.ended, ["good evening and welcome"]);
+        assert_eq!(heard.bad, [2]);
+        let stopped = run(true);
+        assert!(stopped.said.is_empty() && stopped.bad.is_empty());
     }
 }

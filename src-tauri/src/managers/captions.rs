@@ -7,17 +7,17 @@ use crate::events;
 use crate::managers::engine::EngineManager;
 use crate::managers::history::HistoryManager;
 use crate::state::{Level, Source};
-use hark_engine::{BackendChoice, Input, Mode, Synthesizer};
+use hark_engine::{Input, Mode, Synthesizer};
 use hark_sources::caption::{Follower, Start};
 use hark_sources::mpv::Mpv;
-use hark_sources::revise::{Stabiliser, parse_line};
+use hark_sources::revise;
 use hark_sources::subtitles::drive::{self, Clock, CueVoice, WallClock};
 use hark_sources::subtitles::{self, Limits, Overflow, Timeline};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tauri::{AppHandle, Manager};
 
 /// What the followed path holds.
@@ -46,15 +46,11 @@ pub struct Timing {
 impl Default for Timing {
     fn default() -> Self {
         Self {
-            max_rate: 2.5,
+            max_rate: drive::DEFAULT_MAX_SPEED,
             overflow: Overflow::Shorten,
         }
     }
 }
-/// How long a timed caption takes from speak to sound, about (the timeline starts it early).
-const ONSET: Duration = Duration::from_millis(40);
-/// Speech is fitted to end this long before its slot does.
-const GUARD: Duration = Duration::from_millis(100);
 
 /// A source being followed; dropping it stops it.
 pub struct Captions {
@@ -142,41 +138,40 @@ fn say_line(app: &AppHandle, line: &str) {
 /// Revising captions: stable words are said as they become stable; a final message's whole
 /// line goes into the history.
 fn revising(app: &AppHandle, rx: mpsc::Receiver<String>, stop: &AtomicBool) {
-    let mut stabiliser = Stabiliser::default();
-    let mut warned = false;
-    let say = |words: Option<String>| {
-        if let Some(w) = words
-            && let Err(e) = app
-                .state::<EngineManager>()
-                .speak(w, Source::Caption, Mode::Queue)
-        {
-            events::notice(app, Level::Error, &e);
-        }
+    let mut listener = AppReviser {
+        app: app.clone(),
+        warned: false,
     };
-    while !stop.load(Ordering::Acquire) {
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(line) => match parse_line(&line) {
-                Ok(msg) => {
-                    say(stabiliser.update(&msg, Instant::now()));
-                    if msg.is_final && !msg.text.trim().is_empty() {
-                        let history = app.state::<HistoryManager>();
-                        history.add(Source::Caption, &msg.text, None);
-                        events::history(app, &history.list());
-                    }
-                }
-                // Once per source: a stream of bad lines must not flood the notices.
-                Err(e) if !warned => {
-                    warned = true;
-                    events::notice(
-                        app,
-                        Level::Warning,
-                        &format!("A caption line was skipped: {e}"),
-                    );
-                }
-                Err(_) => {}
-            },
-            Err(mpsc::RecvTimeoutError::Timeout) => say(stabiliser.tick(Instant::now())),
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+    revise::follow(&rx, stop, &mut listener);
+}
+
+struct AppReviser {
+    app: AppHandle,
+    warned: bool,
+}
+
+impl revise::Listener for AppReviser {
+    fn say(&mut self, words: String) {
+        let engine = self.app.state::<EngineManager>();
+        if let Err(e) = engine.speak(words, Source::Caption, Mode::Queue) {
+            events::notice(&self.app, Level::Error, &e);
+        }
+    }
+
+    fn line_ended(&mut self, text: &str) {
+        let history = self.app.state::<HistoryManager>();
+        history.add(Source::Caption, text, None);
+        events::history(&self.app, &history.list());
+    }
+
+    fn bad_line(&mut self, _number: u64, error: &str) {
+        // Once per source: a stream of bad lines must not flood the notices.
+        if !std::mem::replace(&mut self.warned, true) {
+            events::notice(
+                &self.app,
+                Level::Warning,
+                &format!("A caption line was skipped: {error}"),
+            );
         }
     }
 }
@@ -201,11 +196,8 @@ fn limits(app: &AppHandle, timing: Timing) -> Limits {
 }
 
 fn timed(app: &AppHandle, mut timeline: Timeline, mut clock: impl Clock, stop: &AtomicBool) {
-    timeline.guard = GUARD;
-    let measure = app
-        .state::<EngineManager>()
-        .voice()
-        .and_then(|v| Synthesizer::new(v, BackendChoice::Cpu).ok());
+    timeline.guard = drive::GUARD;
+    let measure = app.state::<EngineManager>().measurer();
     let Some(measure) = measure else {
         return events::notice(
             app,
@@ -256,6 +248,6 @@ impl CueVoice for AppCueVoice {
     }
 
     fn onset(&self) -> Duration {
-        ONSET
+        drive::ASSUMED_ONSET
     }
 }

@@ -413,9 +413,16 @@ impl EngineManager {
         }
     }
 
-    /// The voice speaking now, if the engine has started.
-    pub fn voice(&self) -> Option<Arc<hark_voice::Voice>> {
-        lock(&self.voice).clone()
+    /// A CPU synthesizer that measures timed captions at the voice and scales speaking now;
+    /// `None` until the engine has started.
+    pub fn measurer(&self) -> Option<hark_engine::Synthesizer> {
+        let voice = lock(&self.voice).clone()?;
+        let user = self
+            .app
+            .state::<crate::managers::settings::SettingsManager>()
+            .get();
+        let s = self.engine_settings(&user);
+        hark_engine::Synthesizer::measuring(voice, s.scales, s.seed).ok()
     }
 
     /// Steps through the utterance being read; the engine replays what it kept (the highlight

@@ -3,17 +3,14 @@
 //! CPU synthesizer of the same voice (the model's durations only), and the onset the
 //! timeline leads by is measured on the engine's own utterances.
 
-use hark_engine::{BackendChoice, Engine, Input, Mode, Settings, Synthesizer, UtteranceId};
-use hark_sources::subtitles::drive::CueVoice;
+use hark_engine::{Engine, Input, Mode, Settings, Synthesizer, UtteranceId};
+use hark_sources::subtitles::drive::{self, CueVoice};
 use hark_sources::subtitles::timeline::Skip;
 use hark_voice::Voice;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The onset assumed until one has been measured.
-const FIRST_ONSET: Duration = Duration::from_millis(40);
 
 /// Shared with the event thread: the onsets measured (µs, a running mean) and which cue
 /// each utterance says, for the event lines.
@@ -49,9 +46,7 @@ impl<'a> EngineCueVoice<'a> {
         log: Arc<CueLog>,
         print: bool,
     ) -> anyhow::Result<Self> {
-        let mut measure = Synthesizer::new(voice, BackendChoice::Cpu)?;
-        measure.scales = settings.scales;
-        measure.seed = settings.seed;
+        let measure = Synthesizer::measuring(voice, settings.scales, settings.seed)?;
         Ok(Self {
             engine,
             settings,
@@ -101,7 +96,7 @@ impl CueVoice for EngineCueVoice<'_> {
 
     fn onset(&self) -> Duration {
         match self.log.onset_us.load(Ordering::Relaxed) {
-            0 => FIRST_ONSET,
+            0 => drive::ASSUMED_ONSET,
             us => Duration::from_micros(us),
         }
     }

@@ -169,7 +169,9 @@ impl Running {
 /// The speeds a cue may take: never slower than --rate, at most --max-rate.
 fn limits(args: &FollowArgs) -> anyhow::Result<hark_sources::subtitles::Limits> {
     let (speed, _) = args.voice.speed_pitch()?;
-    let max = args.max_rate.unwrap_or(speed.max(2.5));
+    let max = args
+        .max_rate
+        .unwrap_or(speed.max(hark_sources::subtitles::drive::DEFAULT_MAX_SPEED));
     let range = hark_engine::tempo::SPEED_MIN..=hark_engine::tempo::SPEED_MAX;
     anyhow::ensure!(
         range.contains(&max),

@@ -6,14 +6,11 @@ use super::lines::lines_of;
 use super::{FollowArgs, Running};
 use hark_engine::{Mode, UtteranceId};
 use hark_sources::caption::{Follower, Start};
-use hark_sources::revise::{Stabiliser, parse_line};
+use hark_sources::revise;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
-
-/// How often words are checked for having stayed unchanged long enough, between messages.
-const TICK: Duration = Duration::from_millis(100);
 
 pub(super) fn run(args: &FollowArgs, running: &Running) -> anyhow::Result<Option<UtteranceId>> {
     let (tx, rx) = mpsc::channel::<String>();
@@ -45,31 +42,30 @@ pub(super) fn run(args: &FollowArgs, running: &Running) -> anyhow::Result<Option
             });
         }
     }
-    let mut stabiliser = Stabiliser::default();
-    let mut last = None;
-    let mut say = |words: Option<String>| {
-        if let Some(w) = words {
-            last = Some(running.engine.speak(&w, Mode::Queue));
-        }
+    let mut speaker = Speaker {
+        running,
+        last: None,
     };
-    let mut line_no = 0u64;
-    loop {
-        match rx.recv_timeout(TICK) {
-            Ok(line) => {
-                line_no += 1;
-                match parse_line(&line) {
-                    Ok(msg) => say(stabiliser.update(&msg, Instant::now())),
-                    // The line itself is not echoed: it may be anything the user is hearing.
-                    Err(e) => eprintln!("hark: line {line_no}: {e}"),
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => say(stabiliser.tick(Instant::now())),
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
+    // Only the input's end stops it (Ctrl-C ends the process).
+    revise::follow(&rx, &AtomicBool::new(false), &mut speaker);
+    Ok(speaker.last)
+}
+
+/// Says the stable words on the engine, queued, and reports bad lines by their number.
+struct Speaker<'a> {
+    running: &'a Running,
+    last: Option<UtteranceId>,
+}
+
+impl revise::Listener for Speaker<'_> {
+    fn say(&mut self, words: String) {
+        self.last = Some(self.running.engine.speak(&words, Mode::Queue));
     }
-    // The input ended: what the captioner last sent is all there will be.
-    say(stabiliser.finish());
-    Ok(last)
+
+    fn bad_line(&mut self, number: u64, error: &str) {
+        // The line itself is not echoed: it may be anything the user is hearing.
+        eprintln!("hark: line {number}: {error}");
+    }
 }
 
 /// Accepts captioners on `path` (a stale socket file left by a crash is replaced), each

@@ -15,8 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// Speech is fitted to end this long before the next cue starts (onset jitter, the fade).
-const GUARD: Duration = Duration::from_millis(100);
 /// A cue's inaudible start is skipped, up to this long, so its sound starts on its time.
 const MAX_LEAD_IN: Duration = Duration::from_millis(250);
 /// Below this level (−60 dBFS) a sample is inaudible.
@@ -70,7 +68,7 @@ fn run_timed(
     mut timeline: Timeline,
     mut clock: impl Clock,
 ) -> anyhow::Result<Option<UtteranceId>> {
-    timeline.guard = GUARD;
+    timeline.guard = drive::GUARD;
     let mut voice = EngineCueVoice::new(
         &running.engine,
         Arc::clone(&running.voice),

@@ -9,6 +9,15 @@ use std::time::{Duration, Instant};
 /// How often the clock is read: a cue begins at most this late.
 pub const TICK: Duration = Duration::from_millis(5);
 
+/// Speech is fitted to end this long before its slot does (the binaries' `Timeline::guard`).
+pub const GUARD: Duration = Duration::from_millis(100);
+
+/// How long a voice is taken to need from `speak` to sound until it has been measured.
+pub const ASSUMED_ONSET: Duration = Duration::from_millis(40);
+
+/// The fastest a cue is said to fit its slot unless the user chose (or speaks faster).
+pub const DEFAULT_MAX_SPEED: f32 = 2.5;
+
 /// Cues are measured this far ahead of the clock (not a whole film at the start).
 const MEASURE_AHEAD: Duration = Duration::from_secs(20);
 
