@@ -1,2 +1,3 @@
 //! Integration tests: voice.
+mod catalogue;
 mod voice_import;

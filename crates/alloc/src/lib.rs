@@ -32,7 +32,7 @@
 //! everything is said, hands it back (`malloc_trim`); `HARK_MALLOC_TRIM=0` turns that off
 //! (diagnosis of the soak, docs/RELIABILITY.md).
 
-use libmimalloc_sys::{mi_option_set, mi_option_t, mi_version};
+use libmimalloc_sys::{mi_option_set, mi_option_t, mi_process_info, mi_version};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The global allocator, counting what it holds ([`live_bytes`]).
@@ -137,6 +137,17 @@ pub fn configure() -> bool {
 
 static RELEASE_C_HEAP: AtomicBool = AtomicBool::new(true);
 
+/// Bytes mimalloc has committed from the OS (in use or kept), its own count: with RSS and the
+/// live heap it tells memory the Rust allocator keeps from memory a C library or the driver
+/// maps (the soak's diagnosis).
+pub fn committed_bytes() -> usize {
+    let mut commit = 0usize;
+    let null = std::ptr::null_mut();
+    // SAFETY: every out-parameter but one is null, which mi_process_info allows.
+    unsafe { mi_process_info(null, null, null, null, null, &mut commit, null, null) };
+    commit
+}
+
 /// Hands back to the OS what glibc's malloc holds freed, in every arena (`malloc_trim(0)`),
 /// unless `HARK_MALLOC_TRIM=0` was set at [`configure`]. Its time grows with what glibc holds
 /// (not measured); call it where no audio waits on the thread.
@@ -153,6 +164,17 @@ pub fn release_c_heap() {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn committed_bytes_count_what_mimalloc_maps() {
+        #[global_allocator]
+        static A: super::Allocator = super::Allocator;
+        let before = super::committed_bytes();
+        let block = vec![1u8; 64 << 20];
+        let during = super::committed_bytes();
+        assert!(during >= before + (60 << 20), "{before} → {during}");
+        drop(block);
+    }
+
     #[test]
     fn the_bundled_mimalloc_is_the_one_the_option_numbers_belong_to() {
         assert!(super::configure(), "mimalloc is not {}.x", super::MAJOR);

@@ -154,6 +154,9 @@ struct Sample {
     /// What glibc's malloc holds from the OS, used or not (`mallinfo2`: arena and mmap bytes):
     /// above `c_heap_mb`, freed memory its arenas keep.
     c_held_mb: f64,
+    /// What mimalloc (the Rust heap's allocator) has committed, in use or kept: RSS growth
+    /// outside it and outside glibc's is the driver's or a library's own mappings.
+    mimalloc_mb: f64,
     /// Captured graphs dropped at the cache's cap so far (on CUDA).
     graph_evictions: Option<u64>,
     /// Anonymous memory, and how much of it is on transparent huge pages
@@ -194,6 +197,7 @@ struct Report {
     heap_mb: Option<Vec<f64>>,
     c_heap_mb: Vec<f64>,
     c_held_mb: Vec<f64>,
+    mimalloc_mb: Vec<f64>,
     /// Graphs dropped at the cache's cap, per sample; `null` off CUDA.
     graph_evictions: Option<Vec<u64>>,
     anon_mb: Vec<f64>,
@@ -422,6 +426,7 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
                 heap_mb: hark_alloc::live_bytes().map(|b| b as f64 / (1024.0 * 1024.0)),
                 c_heap_mb: c_heap.0,
                 c_held_mb: c_heap.1,
+                mimalloc_mb: hark_alloc::committed_bytes() as f64 / (1024.0 * 1024.0),
                 graph_evictions: gpu.as_ref().map(|_| {
                     hark_model::gpu::device::GRAPH_EVICTIONS
                         .load(std::sync::atomic::Ordering::Relaxed)
@@ -437,10 +442,11 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
                     format!(", graphs {g} ({} evicted)", s.graph_evictions.unwrap_or(0))
                 });
                 eprintln!(
-                    "soak: {issued} done, {:.0} s, RSS {:.1} MB{heap}, anon {:.1} (THP {:.1}), \
-                     C heap {:.1} (held {:.1}){graphs}",
+                    "soak: {issued} done, {:.0} s, RSS {:.1} MB{heap}, mimalloc {:.1}, anon {:.1} \
+                     (THP {:.1}), C heap {:.1} (held {:.1}){graphs}",
                     t0.elapsed().as_secs_f64(),
                     s.rss_mb,
+                    s.mimalloc_mb,
                     s.anon_mb,
                     s.thp_mb,
                     s.c_heap_mb,
@@ -550,6 +556,7 @@ fn report(p: ReportParts) -> Report {
             .filter(|v| !v.is_empty()),
         c_heap_mb: col(|x| x.c_heap_mb),
         c_held_mb: col(|x| x.c_held_mb),
+        mimalloc_mb: col(|x| x.mimalloc_mb),
         graph_evictions: p
             .gpu
             .then(|| s.iter().map(|x| x.graph_evictions.unwrap_or(0)).collect()),
@@ -584,10 +591,10 @@ fn print_table(r: &Report, samples: &[Sample]) {
         r.load_after
     );
     println!(
-        "| after | RSS MB | threads | fds | GPU MB | graphs (evicted) | heap MB | C heap (held) MB \
-         | anon (THP) MB |"
+        "| after | RSS MB | threads | fds | GPU MB | graphs (evicted) | heap MB | mimalloc MB \
+         | C heap (held) MB | anon (THP) MB |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for s in samples {
         let gpu = s.gpu_mb.map_or("–".to_string(), |g| format!("{g:.0}"));
         let graphs = s.graph_captures.map_or("–".to_string(), |g| {
@@ -595,8 +602,17 @@ fn print_table(r: &Report, samples: &[Sample]) {
         });
         let heap = s.heap_mb.map_or("–".to_string(), |h| format!("{h:.1}"));
         println!(
-            "| {} | {:.1} | {} | {} | {gpu} | {graphs} | {heap} | {:.1} ({:.1}) | {:.1} ({:.1}) |",
-            s.after, s.rss_mb, s.threads, s.fds, s.c_heap_mb, s.c_held_mb, s.anon_mb, s.thp_mb
+            "| {} | {:.1} | {} | {} | {gpu} | {graphs} | {heap} | {:.1} | {:.1} ({:.1}) | {:.1} \
+             ({:.1}) |",
+            s.after,
+            s.rss_mb,
+            s.threads,
+            s.fds,
+            s.mimalloc_mb,
+            s.c_heap_mb,
+            s.c_held_mb,
+            s.anon_mb,
+            s.thp_mb
         );
     }
     println!(
@@ -647,6 +663,7 @@ mod tests {
             heap_mb: None,
             c_heap_mb: 1.0,
             c_held_mb: 2.0,
+            mimalloc_mb: 3.0,
             graph_evictions: None,
             anon_mb: rss_mb,
             thp_mb: 0.0,

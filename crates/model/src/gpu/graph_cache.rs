@@ -8,12 +8,10 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-/// Graphs held by default (`HARK_CUDA_GRAPH_CACHE`). One voice meets about 57 shapes (steps of
-/// 16–128 frames, two slots, a few start offsets), most of them rarely, and each graph holds
-/// about 0.5 MB of host memory in the driver (the H200 soak of 9f34f51: 25 new graphs, +13 MB).
-/// At 32 the cache is full within the first minutes, and a rare shape costs one capture (a
-/// few milliseconds) instead of memory that grows for hours.
-pub const DEFAULT_CAP: usize = 32;
+/// Graphs held by default (`HARK_CUDA_GRAPH_CACHE`): well above the shapes one voice meets
+/// (steps of 16–128 frames, two slots, a few start offsets). Graphs are not what grows in the
+/// soak: with none at all, RSS grows as much (docs/RELIABILITY.md, the H200 arms of 9679196).
+pub const DEFAULT_CAP: usize = 64;
 
 pub struct GraphCache<K, V> {
     entries: HashMap<K, (V, u64)>,
