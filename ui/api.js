@@ -35,6 +35,7 @@
  *   theme: "system" | "light" | "dark",
  *   text_scale: number,
  *   shortcuts: Shortcuts,
+ *   voice_catalogue: string | null,
  * }} Settings
  */
 
@@ -72,7 +73,8 @@
  */
 
 /** @typedef {{ level: "info"|"warning"|"error", text: string }} Notice */
-/** @typedef {{ stage: "running"|"done"|"failed", message: string, voice: string | null }} ImportProgress */
+/** @typedef {{ stage: "running"|"done"|"failed", message: string, voice: string | null, fraction: number | null }} ImportProgress */
+/** @typedef {{ name: string, language: string, quality: string, size_mb: number, speakers: number, installed: boolean }} CatalogueVoice */
 /**
  * @typedef {{ stage: "running"|"done"|"failed"|"cancelled", path: string, fraction: number,
  *   eta_s: number | null, audio_s: number, message: string | null }} ExportProgress
@@ -133,6 +135,10 @@ export const api = {
   importVoice: (path) => call("import_voice", { path }),
   /** @returns {Promise<void>} */
   installDefaultVoice: () => call("install_default_voice"),
+  /** @returns {Promise<CatalogueVoice[]>} */
+  catalogueVoices: () => call("catalogue_voices"),
+  /** @param {string} name */
+  installCatalogueVoice: (name) => call("install_catalogue_voice", { name }),
   /** @returns {Promise<void>} */
   clearHistory: () => call("clear_history"),
   /** @param {number} id @returns {Promise<number>} */

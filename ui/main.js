@@ -233,6 +233,7 @@ function renderSettings(/** @type {Settings} */ s) {
   $("save-history").checked = s.save_history;
   setIfIdle($("theme"), s.theme);
   setIfIdle($("text-scale"), String(s.text_scale));
+  setIfIdle($("voice-catalogue"), s.voice_catalogue ?? "");
   if (state) renderNoise(s, state.status.voice_scales);
   renderShortcuts(s);
   $("history-where").textContent = s.save_history
@@ -400,6 +401,7 @@ function readForm() {
   s.save_history = $("save-history").checked;
   s.theme = $("theme").value;
   s.text_scale = Number($("text-scale").value);
+  s.voice_catalogue = $("voice-catalogue").value.trim() || null;
   for (const key of Object.keys(SHORTCUT_LABELS)) s.shortcuts[key] = $(`sc-${key}`).value.trim();
   return s;
 }
@@ -415,6 +417,30 @@ async function saveFromForm(/** @type {Event} */ ev) {
     renderAll(next);
     if (t?.id === "auto-read") announce(s.auto_read ? "Auto-read on." : "Auto-read off.");
   }
+}
+
+/** Get voices: the catalogue's voices into the list (a voice with several speakers is shown,
+ * not offered: Hark cannot import those yet). */
+async function showCatalogue() {
+  announce("Reading the voice catalogue…");
+  const voices = await run(api.catalogueVoices());
+  if (!voices) return;
+  const list = /** @type {HTMLSelectElement} */ ($("catalogue-voices"));
+  list.replaceChildren(
+    ...voices.map((v) => {
+      const o = document.createElement("option");
+      o.value = v.name;
+      const many = v.speakers > 1 ? `, ${v.speakers} speakers (not yet)` : "";
+      o.textContent = `${v.name}: ${v.language}, ${v.quality}, ${Math.round(v.size_mb)} MB${many}${v.installed ? ", installed" : ""}`;
+      o.disabled = v.speakers > 1;
+      return o;
+    }),
+  );
+  const first = voices.findIndex((v) => v.speakers <= 1 && !v.installed);
+  if (first >= 0) list.selectedIndex = first;
+  list.disabled = voices.length === 0;
+  $("catalogue-install").disabled = voices.length === 0;
+  announce(`${voices.length} voices in the catalogue. Choose one in Voices to install.`);
 }
 
 /** Reads the text box from its caret (the start of a selection), to the end. */
@@ -454,6 +480,11 @@ function wire() {
       if (path) await run(api.importVoice(path));
     });
   }
+  $("catalogue-load").addEventListener("click", showCatalogue);
+  $("catalogue-install").addEventListener("click", () => {
+    const name = $("catalogue-voices").value;
+    if (name) run(api.installCatalogueVoice(name));
+  });
   $("follow-browse").addEventListener("click", async () => {
     const path = await run(api.pickFile("caption"));
     if (path) $("follow-path").value = path;
@@ -508,7 +539,7 @@ function wire() {
   const form = $("settings-form");
   form.addEventListener("submit", (/** @type {Event} */ e) => e.preventDefault());
   for (const id of ["voice", "rate", "pitch", "volume", "steps-auto", "steps-fixed", "step-frames", "backend", "gpu-engine",
-    "auto-read", "start-at-login", "save-history", "theme", "text-scale", "noise-scale", "noise-w"]) {
+    "auto-read", "start-at-login", "save-history", "theme", "text-scale", "noise-scale", "noise-w", "voice-catalogue"]) {
     $(id).addEventListener("change", saveFromForm);
   }
   // Live value read-outs while a slider moves; the setting is saved on release.
@@ -527,13 +558,18 @@ async function main() {
   on.state(renderAll);
   on.readFromCursor(readFromCursor);
   on.exportProgress(renderExport);
+  let tenth = -1;
   on.importProgress((p) => {
     $("import-status").hidden = false;
     $("import-text").textContent = p.message;
-    if (p.stage === "running") $("import-progress").removeAttribute("value");
-    else $("import-progress").value = p.stage === "done" ? 1 : 0;
     $("import-progress").max = 1;
-    announce(p.message, p.stage === "failed" ? "error" : "info");
+    if (p.stage === "running" && p.fraction !== null) $("import-progress").value = p.fraction;
+    else if (p.stage === "running") $("import-progress").removeAttribute("value");
+    else $("import-progress").value = p.stage === "done" ? 1 : 0;
+    // A download moves by the percent on screen; a screen reader hears it by the tenth.
+    const now = p.stage === "running" && p.fraction !== null ? Math.floor(p.fraction * 10) : -1;
+    if (now === -1 || now !== tenth) announce(p.message, p.stage === "failed" ? "error" : "info");
+    tenth = now;
   });
   const s = await run(api.getState());
   if (s) {

@@ -92,6 +92,8 @@ pub fn run() {
             commands::voices::pick_file,
             commands::voices::import_voice,
             commands::voices::install_default_voice,
+            commands::voices::catalogue_voices,
+            commands::voices::install_catalogue_voice,
             commands::clear_history,
             commands::replay_history,
             commands::follow_start,

@@ -131,6 +131,9 @@ impl Default for Shortcuts {
     }
 }
 
+/// A catalogue address longer than this is not one (it is dropped: Piper's own is used).
+pub const CATALOGUE_MAX: usize = 2048;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Settings {
@@ -166,6 +169,9 @@ pub struct Settings {
     /// Text size in percent on top of the system's own size.
     pub text_scale: u32,
     pub shortcuts: Shortcuts,
+    /// Where *Get voices* reads the voice catalogue (a voices.json URL or file); `None`:
+    /// Piper's own.
+    pub voice_catalogue: Option<String>,
 }
 
 impl Default for Settings {
@@ -187,6 +193,7 @@ impl Default for Settings {
             theme: Theme::System,
             text_scale: 100,
             shortcuts: Shortcuts::default(),
+            voice_catalogue: None,
         }
     }
 }
@@ -214,6 +221,12 @@ impl Settings {
             .map(|v| v.clamp(0.0, 2.0));
         self.text_scale = self.text_scale.clamp(80, 250);
         self.voice = self.voice.filter(|v| !v.trim().is_empty());
+        self.voice_catalogue = self
+            .voice_catalogue
+            .map(|c| c.trim().to_string())
+            .filter(|c| {
+                !c.is_empty() && c.len() <= CATALOGUE_MAX && !c.chars().any(char::is_control)
+            });
         self
     }
 }
@@ -388,6 +401,25 @@ mod tests {
 }"#;
 
     #[test]
+    fn a_catalogue_address_is_kept_trimmed_and_a_bad_one_falls_back_to_pipers() {
+        let with = |c: &str| {
+            Settings {
+                voice_catalogue: Some(c.into()),
+                ..Settings::default()
+            }
+            .sanitized()
+            .voice_catalogue
+        };
+        assert_eq!(
+            with("  http://mirror.local/voices.json \n"),
+            Some("http://mirror.local/voices.json".into())
+        );
+        assert_eq!(with("   "), None);
+        assert_eq!(with("http://a\u{7}b"), None);
+        assert_eq!(with(&"x".repeat(CATALOGUE_MAX + 1)), None);
+    }
+
+    #[test]
     fn a_file_from_the_app_before_keeps_every_value() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join(FILE_NAME);
@@ -420,6 +452,7 @@ mod tests {
                 // Not in that file: the defaults.
                 ..Shortcuts::default()
             },
+            voice_catalogue: None,
         };
         assert_eq!(s, want);
         // Every key of the old file is still a key of the settings (serde skips unknown ones).

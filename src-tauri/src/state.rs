@@ -182,6 +182,8 @@ pub struct ImportProgress {
     pub stage: &'static str,
     pub message: String,
     pub voice: Option<String>,
+    /// How much of a download from the catalogue is here (0–1); `None` while converting.
+    pub fraction: Option<f64>,
 }
 
 /// An export to an audio file, as it goes (`hark:export`).

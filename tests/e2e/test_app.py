@@ -584,6 +584,100 @@ def a_subtitle_file_is_said_cue_by_cue_in_the_app(d):
         s.close()
 
 
+def serve_catalogue(root):
+    """A catalogue server on the loopback (Python's http.server) for the folder `root`;
+    returns the server (call .shutdown()) and the catalogue's URL."""
+    import http.server
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **k):
+            super().__init__(*a, directory=root, **k)
+
+        def log_message(self, *a):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}/voices.json"
+
+
+@test
+def a_voice_from_the_catalogue_installs_with_progress_in_the_app(d):
+    """Settings → Get voices against a catalogue served on the loopback: the list shows its
+    voices (one with many speakers shown but not offered), Install downloads with a progress
+    bar that moves, the voice is checked, installed and chosen, and the engine is ready on it."""
+    import hashlib
+    onnx = os.environ["HARK_DEFAULT_VOICE_ONNX"]
+    name = "en_US-fromcatalogue-medium"
+    root = tempfile.mkdtemp(prefix="hark-e2e-catalogue-")
+    voices = tempfile.mkdtemp(prefix="hark-e2e-voices-")
+    shutil.copytree(os.path.join(VOICES, "en_US-joe-medium"), os.path.join(voices, "en_US-joe-medium"))
+    rel = f"en/en_US/fromcatalogue/medium/{name}.onnx"
+    os.makedirs(os.path.join(root, os.path.dirname(rel)))
+    files = {}
+    for src, dst in ((onnx, rel), (onnx + ".json", rel + ".json")):
+        shutil.copy(src, os.path.join(root, dst))
+        with open(src, "rb") as f:
+            body = f.read()
+        files[dst] = {"size_bytes": len(body), "md5_digest": hashlib.md5(body).hexdigest()}
+    catalogue = {
+        name: {"key": name, "quality": "medium", "num_speakers": 1, "files": files,
+               "language": {"code": "en_US", "name_english": "English", "country_english": "United States"}},
+        "en_US-crowd-medium": {"quality": "medium", "num_speakers": 40,
+                               "language": {"code": "en_US", "name_english": "English"},
+                               "files": {"c/x.onnx": {"size_bytes": 1, "md5_digest": "0"},
+                                         "c/x.onnx.json": {"size_bytes": 1, "md5_digest": "0"}}},
+    }
+    with open(os.path.join(root, "voices.json"), "w") as f:
+        json.dump(catalogue, f)
+    server, url = serve_catalogue(root)
+    d2 = Driver(HARK_VOICES_DIR=voices)
+    try:
+        s = d2.session()
+        try:
+            wait_state(s, "ready", ("ready",), 60)
+            s.click("#tab-settings")
+            s.wait("settings view", lambda: not s.prop("#view-settings", "hidden"))
+            s.type("#voice-catalogue", url)
+            s.press("tab")
+            s.wait("the catalogue address saved", lambda: settings_file().get("voice_catalogue") == url)
+            s.click("#catalogue-load")
+            s.wait("the catalogue's voices", lambda: s.js(
+                "return document.getElementById('catalogue-voices').options.length") == 2, 20)
+            offered = s.js("return [...document.getElementById('catalogue-voices').options]"
+                           ".map(o => [o.value, o.disabled, o.textContent])")
+            assert [o[:2] for o in offered] == [["en_US-crowd-medium", True], [name, False]], offered
+            assert "40 speakers" in offered[0][2] and "English (United States)" in offered[1][2], offered
+            assert s.js("return document.getElementById('catalogue-voices').value") == name
+            # Follow the progress bar as it goes: it must move, not only jump to the end.
+            s.js("window.__seen = []; const p = document.getElementById('import-progress');"
+                 "new MutationObserver(() => window.__seen.push(p.value))"
+                 ".observe(p, {attributes: true});")
+            s.click("#catalogue-install")
+            s.wait("installed", lambda: f"Voice {name} is installed" in s.text("#import-text"), 120)
+            seen = s.js("return window.__seen")
+            partial = [v for v in seen if 0 < v < 1]
+            assert partial, f"the bar never showed a part: {seen}"
+            assert os.path.isfile(os.path.join(voices, name, "voice.json"))
+            assert not os.path.exists(os.path.join(voices, ".downloads", name)), "downloads left"
+            s.wait("the new voice chosen", lambda: settings_file().get("voice") == name, 10)
+            wait_state(s, "ready on the new voice", ("ready",), 60)
+        finally:
+            s.close()
+    finally:
+        d2.close()
+        server.shutdown()
+        # The next tests run on the shared voices folder, with its voice.
+        path = os.path.join(CONFIG, "settings.json")
+        with open(path) as f:
+            saved = json.load(f)
+        saved["voice"] = None
+        saved["voice_catalogue"] = None
+        with open(path, "w") as f:
+            json.dump(saved, f)
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(voices, ignore_errors=True)
+
+
 @test
 def stop_silences_at_once(d):
     long_text = " ".join(f"This is sentence number {i} of a long text that keeps going." for i in range(40))

@@ -1,5 +1,6 @@
 //! Voices: the file picker, importing a Piper voice off the UI thread with progress events,
-//! and installing the default voice during onboarding.
+//! installing the default voice during onboarding, and *Get voices*: the catalogue's voices
+//! and installing one of them (downloaded with progress, checked, imported).
 
 use crate::events;
 use crate::managers::{self, settings::SettingsManager};
@@ -68,6 +69,7 @@ fn start_import(app: AppHandle, onnx: PathBuf) -> Result<(), String> {
             stage: "running",
             message: format!("Importing {file}: converting the voice, this takes a few seconds…"),
             voice: None,
+            fraction: None,
         },
     );
     std::thread::Builder::new()
@@ -76,34 +78,168 @@ fn start_import(app: AppHandle, onnx: PathBuf) -> Result<(), String> {
             let t0 = Instant::now();
             let dir = app.state::<hark_engine::Overrides>().voices_dir.clone();
             match hark_voice::import_piper(&onnx, None, &dir, None, WeightDtype::F32) {
-                Ok(out) => {
-                    let name = out
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    events::import(
-                        &app,
-                        &ImportProgress {
-                            stage: "done",
-                            message: format!(
-                                "Voice {name} is installed ({:.1} s) and now in use.",
-                                t0.elapsed().as_secs_f64()
-                            ),
-                            voice: Some(name.clone()),
-                        },
-                    );
-                    let mut s = app.state::<SettingsManager>().get();
-                    s.voice = Some(name);
-                    if let Err(e) = managers::apply_settings(&app, s) {
-                        events::notice(&app, Level::Warning, &e);
-                    }
-                }
+                Ok(out) => installed(&app, &out, t0),
                 Err(e) => events::import(
                     &app,
                     &ImportProgress {
                         stage: "failed",
                         message: format!("The voice could not be imported: {e}"),
                         voice: None,
+                        fraction: None,
+                    },
+                ),
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// A voice is in (imported or installed from the catalogue): say so and speak with it.
+fn installed(app: &AppHandle, dir: &std::path::Path, t0: Instant) {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    events::import(
+        app,
+        &ImportProgress {
+            stage: "done",
+            message: format!(
+                "Voice {name} is installed ({:.1} s) and now in use.",
+                t0.elapsed().as_secs_f64()
+            ),
+            voice: Some(name.clone()),
+            fraction: None,
+        },
+    );
+    let mut s = app.state::<SettingsManager>().get();
+    s.voice = Some(name);
+    if let Err(e) = managers::apply_settings(app, s) {
+        events::notice(app, Level::Warning, &e);
+    }
+}
+
+/// A voice of the catalogue, as *Get voices* lists it.
+#[derive(serde::Serialize)]
+pub struct CatalogueVoice {
+    name: String,
+    language: String,
+    quality: String,
+    size_mb: f64,
+    speakers: u32,
+    installed: bool,
+}
+
+/// The catalogue the settings name, else Piper's own.
+fn catalogue_source(app: &AppHandle) -> String {
+    app.state::<SettingsManager>()
+        .get()
+        .voice_catalogue
+        .unwrap_or_else(|| hark_catalogue::DEFAULT_URL.to_string())
+}
+
+/// The catalogue's voices (read off the UI thread: it is a download).
+#[tauri::command]
+pub async fn catalogue_voices(app: AppHandle) -> Result<Vec<CatalogueVoice>, String> {
+    let source = catalogue_source(&app);
+    let dir = app.state::<hark_engine::Overrides>().voices_dir.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let c = hark_catalogue::Catalogue::fetch(&source).map_err(|e| e.to_string())?;
+        let have: Vec<String> = hark_voice::list(&dir).into_iter().map(|v| v.name).collect();
+        Ok(c.voices
+            .into_iter()
+            .map(|v| CatalogueVoice {
+                installed: have.contains(&v.name),
+                size_mb: v.download_bytes() as f64 / 1e6,
+                name: v.name,
+                language: v.language_name,
+                quality: v.quality,
+                speakers: v.speakers,
+            })
+            .collect())
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// Reports a download through `hark:import`, once per whole percent.
+struct DownloadEvents {
+    app: AppHandle,
+    name: String,
+    total: u64,
+    percent: Option<u64>,
+}
+
+impl hark_catalogue::Progress for DownloadEvents {
+    fn begin(&mut self, total: u64) {
+        self.total = total.max(1);
+    }
+
+    fn advance(&mut self, done: u64) {
+        let done = done.min(self.total);
+        let percent = done * 100 / self.total;
+        if self.percent == Some(percent) {
+            return;
+        }
+        self.percent = Some(percent);
+        let message = if percent < 100 {
+            format!(
+                "Downloading {}: {percent}% ({:.1} of {:.1} MB)",
+                self.name,
+                done as f64 / 1e6,
+                self.total as f64 / 1e6
+            )
+        } else {
+            format!("Downloaded {}; converting the voice…", self.name)
+        };
+        events::import(
+            &self.app,
+            &ImportProgress {
+                stage: "running",
+                message,
+                voice: None,
+                fraction: Some(done as f64 / self.total as f64),
+            },
+        );
+    }
+}
+
+/// Installs `name` from the catalogue on its own thread; the UI follows `hark:import`.
+#[tauri::command]
+pub fn install_catalogue_voice(app: AppHandle, name: String) -> Result<(), String> {
+    let source = catalogue_source(&app);
+    events::import(
+        &app,
+        &ImportProgress {
+            stage: "running",
+            message: format!("Installing {name}: reading the catalogue…"),
+            voice: None,
+            fraction: Some(0.0),
+        },
+    );
+    std::thread::Builder::new()
+        .name("hark-install".into())
+        .spawn(move || {
+            let t0 = Instant::now();
+            let dir = app.state::<hark_engine::Overrides>().voices_dir.clone();
+            let mut progress = DownloadEvents {
+                app: app.clone(),
+                name: name.clone(),
+                total: 1,
+                percent: None,
+            };
+            let result = hark_catalogue::Catalogue::fetch(&source).and_then(|c| {
+                hark_catalogue::install(&c, &name, &dir, WeightDtype::F32, &mut progress)
+            });
+            match result {
+                Ok(out) => installed(&app, &out, t0),
+                Err(e) => events::import(
+                    &app,
+                    &ImportProgress {
+                        stage: "failed",
+                        message: format!("{name} could not be installed: {e}"),
+                        voice: None,
+                        fraction: None,
                     },
                 ),
             }
