@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The anchor for `hark bench`: Piper's ONNX through onnxruntime on the CPU, timed the way Hark
-is timed (phonemise + ids + synthesis), with the same thread count. Prints one JSON object.
+is timed (phonemise + ids + synthesis), with the same thread count. Prints one JSON object, or
+with --serve times one run per request on stdin (`hark bench --backend cpu` interleaves them
+with its own).
 Without piper-phonemize (the GPU device machine's Python) the phoneme ids Hark computed for
 the same texts are read from --ids; the timings then leave phonemisation out."""
 import argparse
@@ -51,10 +53,23 @@ def timed(fn, runs):
     return times
 
 
+def serve(sessions, cfg, texts, scales, given):
+    """Interleaved mode: one line `full|clause THREADS` in, one JSON `{"ms": …}` out, so that
+    the caller can alternate Hark and onnxruntime run by run under the same load."""
+    import sys
+    for line in sys.stdin:
+        which, threads = line.split()
+        t0 = time.perf_counter()
+        synth(sessions[int(threads)], cfg, texts[which], scales, given)
+        ms = (time.perf_counter() - t0) * 1000.0
+        print(json.dumps({"ms": ms}), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--onnx", required=True)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, nargs="+", default=[2])
+    ap.add_argument("--serve", action="store_true", help="time one run per request on stdin")
     ap.add_argument("--text", required=True)
     ap.add_argument("--clause", required=True)
     ap.add_argument("--full-runs", type=int, default=5)
@@ -68,20 +83,31 @@ def main():
     cfg = json.load(open(args.onnx + ".json"))
     inf = cfg["inference"]
     scales = args.noise or [inf["noise_scale"], inf["length_scale"], inf["noise_w"]]
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = args.threads
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    sess = ort.InferenceSession(args.onnx, sess_options=so, providers=["CPUExecutionProvider"])
-    for _ in range(2):
-        synth(sess, cfg, args.clause, scales, given)
+    sessions = {}
+    for threads in args.threads:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        sess = ort.InferenceSession(args.onnx, sess_options=so, providers=["CPUExecutionProvider"])
+        for _ in range(2):
+            synth(sess, cfg, args.clause, scales, given)
+        sessions[threads] = sess
+    sess = sessions[args.threads[0]]
     full_audio = synth(sess, cfg, args.text, scales, given)
+    ids_from = "piper-phonemize" if phonemize_espeak else "Hark's ids, phonemisation not timed"
+    if args.serve:
+        print(json.dumps({
+            "engine": f"onnxruntime {ort.__version__} ({ids_from})",
+            "full_audio_s": len(full_audio) / cfg["audio"]["sample_rate"],
+        }), flush=True)
+        serve(sessions, cfg, {"full": args.text, "clause": args.clause}, scales, given)
+        return
     full = timed(lambda: synth(sess, cfg, args.text, scales, given), args.full_runs)
     clause = timed(lambda: synth(sess, cfg, args.clause, scales, given), args.clause_runs)
-    ids_from = "piper-phonemize" if phonemize_espeak else "Hark's ids, phonemisation not timed"
     print(json.dumps({
         "engine": f"onnxruntime {ort.__version__} ({ids_from})",
-        "threads": args.threads,
+        "threads": args.threads[0],
         "full_ms": full,
         "clause_ms": clause,
         "full_audio_s": len(full_audio) / cfg["audio"]["sample_rate"],

@@ -2,6 +2,7 @@
 mod bounded;
 mod captions;
 mod cli_speak;
+mod cpu_bench;
 mod espeak_isolation;
 mod export;
 mod navigation;

@@ -1,5 +1,6 @@
 //! `hark bench`: Hark against onnxruntime (the anchor) on the same text, in the same run.
 
+mod cpu;
 mod engines;
 mod gpu;
 mod onset;
@@ -13,12 +14,12 @@ mod text;
 
 use anyhow::Context;
 use clap::Args;
-use hark_engine::{BackendChoice, GpuEngine, Input, Synthesizer};
+use hark_engine::{BackendChoice, GpuEngine};
+use hark_model::cpu::isa::{self, Isa};
 use hark_voice::Voice;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Instant;
 
 /// The ~10 s sentence of the voice notes, and its first clause.
 const SENTENCE: &str = "The quick brown fox jumps over the lazy dog, while the old farmer watches \
@@ -40,9 +41,17 @@ pub struct BenchArgs {
     /// Runs of the first clause (median and P99 are taken over these).
     #[arg(long, default_value_t = 20)]
     runs: usize,
-    /// Runs of the whole sentence.
-    #[arg(long, default_value_t = 5)]
+    /// (cpu) Rounds: each times the whole sentence once and the first clause `runs /
+    /// full-runs` times, Hark and onnxruntime alternately, at each `--threads` and `--isa`.
+    #[arg(long, default_value_t = 12)]
     full_runs: usize,
+    /// (cpu) Thread counts, each in its own pool, interleaved (default: 1 and all cores).
+    #[arg(long, value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// (cpu) Cap Hark's kernels at these instruction sets, interleaved: avx512, avx2, scalar
+    /// (default: the widest the CPU has). onnxruntime keeps its own.
+    #[arg(long, value_delimiter = ',', value_parser = parse_isa)]
+    isa: Vec<Isa>,
     #[arg(long)]
     voice: Option<String>,
     /// The voice's original ONNX, for onnxruntime (default: $HARK_TEST_ONNX or build/voice/…).
@@ -165,28 +174,6 @@ impl Stats {
     }
 }
 
-#[derive(Serialize)]
-struct EngineResult {
-    engine: String,
-    threads: usize,
-    full: Stats,
-    first_clause: Stats,
-    audio_seconds: f64,
-    rtf: f64,
-}
-
-#[derive(Serialize)]
-struct Report {
-    text: &'static str,
-    first_clause: &'static str,
-    hark: EngineResult,
-    onnxruntime: Option<EngineResult>,
-    /// Hark time / onnxruntime time (< 1 means Hark is faster).
-    ratio_full_median: Option<f64>,
-    ratio_first_clause_median: Option<f64>,
-    ratio_first_clause_p99: Option<f64>,
-}
-
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(utterances) = args.soak {
         return soak::run(&soak::SoakArgs {
@@ -232,7 +219,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 full_runs: 1,
                 ..args.clone()
             };
-            Ok(run_ort(&a, rayon::current_num_threads(), ids.path())?.first_clause)
+            run_ort(&a, rayon::current_num_threads(), ids.path())
         };
         let engines = match args.engine {
             None | Some(GpuEngine::Auto) => vec![GpuEngine::Graph, GpuEngine::Persistent],
@@ -252,67 +239,56 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
-    let mut synth = Synthesizer::with_engine(
-        voice,
-        args.backend,
-        GpuEngine::Auto,
-        &crate::overrides().gpu,
-    )?;
-    let rate = synth.voice().config.sample_rate as f64;
-    let mut speak = |text: &str| -> anyhow::Result<usize> {
-        let mut samples = 0;
-        synth.speak(Input::Text(text), |s| {
-            samples += s.len();
-            Ok(())
-        })?;
-        Ok(samples)
-    };
-    for _ in 0..2 {
-        speak(FIRST_CLAUSE)?;
-    }
-    let samples = speak(SENTENCE)?;
-    let mut time = |text: &str, runs: usize| -> anyhow::Result<Vec<f64>> {
-        (0..runs)
-            .map(|_| {
-                let t0 = Instant::now();
-                speak(text)?;
-                Ok(t0.elapsed().as_secs_f64() * 1e3)
-            })
-            .collect()
-    };
-    let full = Stats::of(time(SENTENCE, args.full_runs)?);
-    let clause = Stats::of(time(FIRST_CLAUSE, args.runs)?);
-    let audio_seconds = samples as f64 / rate;
-    let threads = rayon::current_num_threads();
-    let hark = EngineResult {
-        engine: "hark cpu".into(),
-        threads,
-        full,
-        first_clause: clause,
-        audio_seconds,
-        rtf: full.median_ms / 1e3 / audio_seconds,
-    };
-    let ort = if args.no_ort {
-        None
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut threads = if args.threads.is_empty() {
+        vec![1, cores]
     } else {
-        let ids = ort_ids(synth.voice())?;
-        Some(run_ort(&args, threads, ids.path())?)
+        args.threads.clone()
     };
-    let ratio = |f: fn(&EngineResult) -> f64| ort.as_ref().map(|o| f(&hark) / f(o));
-    let report = Report {
-        text: SENTENCE,
-        first_clause: FIRST_CLAUSE,
-        ratio_full_median: ratio(|e| e.full.median_ms),
-        ratio_first_clause_median: ratio(|e| e.first_clause.median_ms),
-        ratio_first_clause_p99: ratio(|e| e.first_clause.p99_ms),
-        hark,
-        onnxruntime: ort,
+    threads.dedup();
+    anyhow::ensure!(
+        threads.iter().all(|&t| t >= 1),
+        "--threads must be at least 1"
+    );
+    let isas = if args.isa.is_empty() {
+        vec![isa::detected()]
+    } else {
+        args.isa.clone()
     };
-    if !args.json {
-        print_table(&report);
+    if let Some(&too_wide) = isas.iter().find(|&&i| i > isa::detected()) {
+        anyhow::bail!(
+            "this CPU has no {} (its widest: {})",
+            too_wide.name(),
+            isa::detected().name()
+        );
     }
-    println!("{}", serde_json::to_string(&report)?);
-    Ok(())
+    let ids = ort_ids(&voice)?;
+    let script = ort_script()?;
+    let ort = (!args.no_ort)
+        .then(|| ort_command(&args, &threads, ids.path(), script.path()))
+        .transpose()?
+        .map(|mut c| {
+            c.arg("--serve");
+            c
+        });
+    cpu::run(
+        std::sync::Arc::new(voice),
+        cpu::CpuArgs {
+            rounds: args.full_runs,
+            clauses: args.runs.div_ceil(args.full_runs).max(1),
+            threads,
+            isas,
+            ort,
+            json: args.json,
+        },
+    )
+}
+
+fn parse_isa(s: &str) -> Result<Isa, String> {
+    Isa::ALL
+        .into_iter()
+        .find(|i| i.name() == s)
+        .ok_or_else(|| format!("unknown instruction set {s:?} (avx512, avx2 or scalar)"))
 }
 
 /// Hark's phoneme ids for the anchor's texts, for a Python without piper-phonemize (the GPU
@@ -337,15 +313,22 @@ fn ort_ids(voice: &Voice) -> anyhow::Result<tempfile::NamedTempFile> {
 /// (the GPU device machine).
 const BENCH_ORT_PY: &str = include_str!("../../../../scripts/bench_ort.py");
 
-fn run_ort(
-    args: &BenchArgs,
-    threads: usize,
-    ids: &std::path::Path,
-) -> anyhow::Result<EngineResult> {
-    // The checkout this binary was built from: where scripts/ put the venv and the voice.
-    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+/// The anchor's script in a temporary file (the binary may run away from the source tree).
+fn ort_script() -> anyhow::Result<tempfile::NamedTempFile> {
     let script = tempfile::Builder::new().suffix(".py").tempfile()?;
     std::fs::write(script.path(), BENCH_ORT_PY)?;
+    Ok(script)
+}
+
+/// `python bench_ort.py` on the voice's ONNX with sessions at `threads`.
+fn ort_command(
+    args: &BenchArgs,
+    threads: &[usize],
+    ids: &std::path::Path,
+    script: &std::path::Path,
+) -> anyhow::Result<Command> {
+    // The checkout this binary was built from: where scripts/ put the venv and the voice.
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let onnx = args
         .onnx
         .clone()
@@ -360,19 +343,28 @@ fn run_ort(
         .python
         .clone()
         .unwrap_or_else(|| root.join("build/venv/bin/python"));
-    let out = Command::new(&python)
-        .arg(script.path())
+    let mut cmd = Command::new(&python);
+    cmd.arg(script)
         .args(["--onnx".as_ref(), onnx.as_os_str()])
-        .args(["--threads", &threads.to_string()])
+        .arg("--threads")
+        .args(threads.iter().map(|t| t.to_string()))
         .args(["--text", SENTENCE, "--clause", FIRST_CLAUSE])
+        .args(["--ids".as_ref(), ids.as_os_str()]);
+    Ok(cmd)
+}
+
+/// The anchor's first-clause runs, one after the other (the CUDA benchmark's comparison row).
+fn run_ort(args: &BenchArgs, threads: usize, ids: &std::path::Path) -> anyhow::Result<Stats> {
+    let script = ort_script()?;
+    let mut cmd = ort_command(args, &[threads], ids, script.path())?;
+    let out = cmd
         .args(["--full-runs", &args.full_runs.to_string()])
         .args(["--clause-runs", &args.runs.to_string()])
-        .args(["--ids".as_ref(), ids.as_os_str()])
         .output()
         .with_context(|| {
             format!(
-                "cannot run {} (pass --python or --no-ort)",
-                python.display()
+                "cannot run {:?} (pass --python or --no-ort)",
+                cmd.get_program()
             )
         })?;
     anyhow::ensure!(
@@ -382,47 +374,8 @@ fn run_ort(
     );
     #[derive(serde::Deserialize)]
     struct OrtOut {
-        engine: String,
-        threads: usize,
-        full_ms: Vec<f64>,
         clause_ms: Vec<f64>,
-        full_audio_s: f64,
     }
     let o: OrtOut = serde_json::from_slice(&out.stdout).context("onnxruntime benchmark output")?;
-    let full = Stats::of(o.full_ms);
-    Ok(EngineResult {
-        engine: o.engine,
-        threads: o.threads,
-        full,
-        first_clause: Stats::of(o.clause_ms),
-        audio_seconds: o.full_audio_s,
-        rtf: full.median_ms / 1e3 / o.full_audio_s,
-    })
-}
-
-fn print_table(r: &Report) {
-    println!(
-        "| engine | threads | full sentence median / P99 ms | audio s | RTF | first clause median / P99 ms |"
-    );
-    println!("|---|---|---|---|---|---|");
-    for e in std::iter::once(&r.hark).chain(r.onnxruntime.as_ref()) {
-        println!(
-            "| {} | {} | {:.1} / {:.1} | {:.2} | {:.3} | {:.1} / {:.1} |",
-            e.engine,
-            e.threads,
-            e.full.median_ms,
-            e.full.p99_ms,
-            e.audio_seconds,
-            e.rtf,
-            e.first_clause.median_ms,
-            e.first_clause.p99_ms
-        );
-    }
-    if let (Some(f), Some(c), Some(p)) = (
-        r.ratio_full_median,
-        r.ratio_first_clause_median,
-        r.ratio_first_clause_p99,
-    ) {
-        println!("| hark / ort | | {f:.2}× | | | {c:.2}× / {p:.2}× |");
-    }
+    Ok(Stats::of(o.clause_ms))
 }

@@ -57,16 +57,12 @@ pub unsafe fn conv_valid_acc_raw(
     os: usize,
 ) {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F; the caller upholds the bounds.
-            return unsafe { x86::conv_avx512(x, xs, w, d, out, os) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU has AVX2 and FMA; the caller upholds the bounds.
-            return unsafe { x86::conv_avx2(x, xs, w, d, out, os) };
-        }
+    match super::isa::isa() {
+        // SAFETY: `isa` never exceeds what the CPU has; the caller upholds the bounds.
+        super::isa::Isa::Avx512 => return unsafe { x86::conv_avx512(x, xs, w, d, out, os) },
+        // SAFETY: as above (AVX2 and FMA).
+        super::isa::Isa::Avx2 => return unsafe { x86::conv_avx2(x, xs, w, d, out, os) },
+        super::isa::Isa::Scalar => {}
     }
     // SAFETY: the caller upholds the bounds.
     unsafe { conv_portable(x, xs, w, d, out, os) }

@@ -6,6 +6,7 @@ pub mod duration;
 pub mod durations;
 pub mod encoder;
 pub mod flow;
+pub mod isa;
 pub mod noise;
 pub mod ops;
 pub mod pipeline;

@@ -76,15 +76,12 @@ macro_rules! multiversion {
                 fn v3(a: &mut [f32], b: &[f32]) {
                     $body(a, b)
                 }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: the CPU has AVX-512F.
-                    return unsafe { v4(a, b) };
-                }
-                if std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("fma")
-                {
-                    // SAFETY: the CPU has AVX2 and FMA.
-                    return unsafe { v3(a, b) };
+                match $crate::cpu::isa::isa() {
+                    // SAFETY: `isa` never exceeds what the CPU has (AVX-512F).
+                    $crate::cpu::isa::Isa::Avx512 => return unsafe { v4(a, b) },
+                    // SAFETY: as above (AVX2 and FMA).
+                    $crate::cpu::isa::Isa::Avx2 => return unsafe { v3(a, b) },
+                    $crate::cpu::isa::Isa::Scalar => {}
                 }
             }
             $body(a, b)
