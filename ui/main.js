@@ -410,8 +410,8 @@ function readForm() {
   if (!state) return null;
   const s = structuredClone(state.settings);
   s.voice = $("voice").value || null;
-  // Another voice: its speakers, and the chosen one only if that voice has it.
-  if (s.voice !== state.settings.voice) renderSpeakers(null);
+  // Another voice: its speakers, on the chosen one only if that voice has it.
+  if (s.voice !== state.settings.voice) renderSpeakers(state.settings.speaker);
   s.speaker = $("speaker-field").hidden ? null : $("speaker").value || null;
   s.rate = Number($("rate").value);
   s.pitch = Number($("pitch").value);

@@ -679,6 +679,81 @@ def a_voice_from_the_catalogue_installs_with_progress_in_the_app(d):
         shutil.rmtree(voices, ignore_errors=True)
 
 
+def multi_speaker_onnx():
+    """The multi-speaker test voice (scripts/make_multispeaker_voice.py; scripts/test.sh writes
+    it under $HARK_TEST_DATA/multispeaker), else Skipped."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    data = os.environ.get("HARK_TEST_DATA") or os.path.join(root, "tests", "data", "generated")
+    onnx = os.path.join(data, "multispeaker", "hark-multi.onnx")
+    if not os.path.isfile(onnx):
+        raise Skipped(f"no multi-speaker voice at {onnx} (run scripts/make_multispeaker_voice.py)")
+    return onnx
+
+
+@test
+def a_multi_speaker_voice_has_a_speaker_picker_that_persists(d):
+    """Settings → Speaker: hidden for a single-speaker voice; for the multi-speaker voice a
+    labelled list of its speakers that takes the keyboard's focus visibly, whose choice is saved,
+    restarts the engine on it and is there after a restart; another voice puts it away."""
+    onnx = multi_speaker_onnx()
+    voices = tempfile.mkdtemp(prefix="hark-e2e-speakers-")
+    shutil.copytree(os.path.join(VOICES, "en_US-joe-medium"), os.path.join(voices, "en_US-joe-medium"))
+    hark = os.path.join(os.path.dirname(APP), "hark")
+    subprocess.run([hark, "voice", "import", onnx], check=True, capture_output=True,
+                   env=dict(os.environ, HARK_VOICES_DIR=voices))
+    d2 = Driver(HARK_VOICES_DIR=voices)
+
+    def choose(s, css, value):
+        s.js(f"const e = document.querySelector({json.dumps(css)}); e.value = {json.dumps(value)};"
+             "e.dispatchEvent(new Event('change'))")
+
+    try:
+        s = d2.session()
+        try:
+            wait_state(s, "ready", ("ready",), 60)
+            s.click("#tab-settings")
+            s.wait("settings view", lambda: not s.prop("#view-settings", "hidden"))
+            assert s.prop("#speaker-field", "hidden") is True, "a single speaker has no picker"
+            choose(s, "#voice", "hark-multi")
+            s.wait("the voice saved", lambda: settings_file().get("voice") == "hark-multi")
+            s.wait("the picker shown", lambda: s.prop("#speaker-field", "hidden") is False)
+            options = s.js("return [...document.getElementById('speaker').options].map(o => o.value)")
+            assert options == ["ada", "brian", "chloe"], options
+            assert s.js("return document.querySelector('label[for=speaker]').textContent") == "Speaker"
+            s.js("document.getElementById('speaker').focus()")
+            st = s.js("const st = getComputedStyle(document.activeElement);"
+                      "return [document.activeElement.id, st.outlineStyle, st.outlineWidth]")
+            assert st[0] == "speaker" and st[1] != "none" and st[2] != "0px", f"no visible focus: {st}"
+            choose(s, "#speaker", "chloe")
+            s.wait("the speaker saved", lambda: settings_file().get("speaker") == "chloe")
+            wait_state(s, "ready on the speaker", ("ready",), 60)
+        finally:
+            s.close()
+        s = d2.session()
+        try:
+            wait_state(s, "ready after a restart", ("ready",), 60)
+            s.click("#tab-settings")
+            s.wait("the speaker restored", lambda: s.prop("#speaker", "value") == "chloe")
+            assert s.prop("#speaker-field", "hidden") is False
+            # Another voice, without that speaker: the picker goes, the setting with it.
+            choose(s, "#voice", "en_US-joe-medium")
+            s.wait("back on one speaker", lambda: settings_file().get("voice") == "en_US-joe-medium")
+            assert settings_file().get("speaker") is None, settings_file()
+            assert s.prop("#speaker-field", "hidden") is True
+        finally:
+            s.close()
+    finally:
+        d2.close()
+        path = os.path.join(CONFIG, "settings.json")
+        with open(path) as f:
+            saved = json.load(f)
+        saved["voice"] = None
+        saved["speaker"] = None
+        with open(path, "w") as f:
+            json.dump(saved, f)
+        shutil.rmtree(voices, ignore_errors=True)
+
+
 @test
 def stop_silences_at_once(d):
     long_text = " ".join(f"This is sentence number {i} of a long text that keeps going." for i in range(40))
