@@ -396,3 +396,68 @@ impl ModelDims {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(num_speakers: usize, speakers: &[&str]) -> VoiceConfig {
+        let mut dims = ModelDims::piper_medium();
+        if num_speakers > 1 {
+            (dims.n_speakers, dims.gin_channels) = (num_speakers, 512);
+        }
+        VoiceConfig {
+            format_version: format_version_for(num_speakers),
+            name: "v".into(),
+            sample_rate: 22050,
+            hop_length: 256,
+            espeak_voice: "en-us".into(),
+            phoneme_id_map: BTreeMap::new(),
+            inference: crate::Scales::PIPER,
+            num_speakers,
+            speakers: speakers.iter().map(|s| s.to_string()).collect(),
+            num_symbols: 256,
+            architecture: Architecture::PiperVits,
+            dims,
+            weights_dtype: "f32".into(),
+            source: VoiceSource {
+                onnx_sha256: String::new(),
+                piper_version: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn a_single_speaker_voice_json_is_as_before() {
+        let c = config(1, &[]);
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["format_version"], 1);
+        for key in ["speakers", "gin_channels", "n_speakers"] {
+            assert!(
+                json.get(key).is_none() && json["dims"].get(key).is_none(),
+                "{key}"
+            );
+        }
+        // A voice.json from before speakers (no such keys) reads as one speaker.
+        let back: VoiceConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(back, c);
+        assert_eq!((back.dims.n_speakers, back.dims.gin_channels), (1, 0));
+    }
+
+    #[test]
+    fn speakers_are_found_by_name_or_id() {
+        let c = config(3, &["ada", "brian", "2"]);
+        assert_eq!(c.format_version, 2);
+        assert_eq!(c.speaker_id("brian"), Ok(1));
+        assert_eq!(c.speaker_id(" 0 "), Ok(0));
+        assert_eq!(c.speaker_id("2"), Ok(2));
+        let e = c.speaker_id("zed").unwrap_err();
+        assert!(e.contains("0 ada, 1 brian, 2"), "{e}");
+        assert!(c.speaker_id("3").is_err());
+        let one = config(1, &[]);
+        assert_eq!(one.speaker_id("0"), Ok(0));
+        assert!(one.speaker_id("1").unwrap_err().contains("single speaker"));
+        let many = config(100, &[]);
+        assert!(many.speaker_list().ends_with("… (100 in all)"));
+    }
+}

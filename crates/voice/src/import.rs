@@ -179,7 +179,8 @@ pub fn import_piper_report(
             "the graph has a speaker embedding `emb_g` but no `sid` speaker input".into()
         }));
     }
-    if piper.num_speakers != dims.n_speakers {
+    // `num_speakers` 0 (some configs) is one speaker, as it always was.
+    if piper.num_speakers.max(1) != dims.n_speakers {
         return Err(speakers(format!(
             "the config says {} speaker(s) but the model has {}",
             piper.num_speakers, dims.n_speakers

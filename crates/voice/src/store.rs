@@ -135,7 +135,8 @@ fn read_config(dir: &Path) -> Result<VoiceConfig, VoiceError> {
         });
     }
     let d = &config.dims;
-    if config.num_speakers != d.n_speakers
+    // `num_speakers` 0 (a config without speakers) is one speaker.
+    if config.num_speakers.max(1) != d.n_speakers
         || (config.is_multi_speaker()
             && (config.speakers.len() != config.num_speakers || config.format_version < 2))
     {
