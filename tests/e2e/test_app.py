@@ -259,6 +259,19 @@ def settings_file():
         return json.load(f)
 
 
+def reset_settings(*keys):
+    """Puts `keys` of the saved settings back to their defaults (none), so that the next tests
+    run on the shared voices folder with its voice; nothing to do when no file was saved."""
+    path = os.path.join(CONFIG, "settings.json")
+    if not os.path.exists(path):
+        return
+    saved = settings_file()
+    for k in keys:
+        saved[k] = None
+    with open(path, "w") as f:
+        json.dump(saved, f)
+
+
 # -- tests ------------------------------------------------------------------------------------
 
 @test
@@ -667,14 +680,7 @@ def a_voice_from_the_catalogue_installs_with_progress_in_the_app(d):
     finally:
         d2.close()
         server.shutdown()
-        # The next tests run on the shared voices folder, with its voice.
-        path = os.path.join(CONFIG, "settings.json")
-        with open(path) as f:
-            saved = json.load(f)
-        saved["voice"] = None
-        saved["voice_catalogue"] = None
-        with open(path, "w") as f:
-            json.dump(saved, f)
+        reset_settings("voice", "voice_catalogue")
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(voices, ignore_errors=True)
 
@@ -751,15 +757,7 @@ def a_multi_speaker_voice_has_a_speaker_picker_that_persists(d):
             s.close()
     finally:
         d2.close()
-        # The next tests run on the shared voices folder, with its voice.
-        path = os.path.join(CONFIG, "settings.json")
-        if os.path.exists(path):
-            with open(path) as f:
-                saved = json.load(f)
-            saved["voice"] = None
-            saved["speaker"] = None
-            with open(path, "w") as f:
-                json.dump(saved, f)
+        reset_settings("voice", "speaker")
         shutil.rmtree(voices, ignore_errors=True)
 
 
