@@ -13,7 +13,10 @@ outputs are deterministic.
 
 Weights for the Rust side come from Hark's importer run on the same ONNX (`manifest["onnx"]`).
 
-Usage: scripts/oracle.py --onnx PATH [--out DIR] [--sentences FILE]
+A multi-speaker voice (a `sid` input) is run once per `--sid N`, each case named `NAME_sidN`
+with its `sid` in the manifest; `--limit K` keeps the first K sentences.
+
+Usage: scripts/oracle.py --onnx PATH [--out DIR] [--sentences FILE] [--sid N ...] [--limit K]
 """
 
 import argparse
@@ -141,10 +144,12 @@ def main():
     ap.add_argument("--onnx", required=True, type=Path)
     ap.add_argument("--out", type=Path, default=REPO / "tests/data/generated/oracle")
     ap.add_argument("--sentences", type=Path, default=REPO / "tests/data/oracle_sentences.txt")
+    ap.add_argument("--sid", type=int, action="append", help="speaker id (multi-speaker voices; repeat for several)")
+    ap.add_argument("--limit", type=int, help="only the first LIMIT sentences")
     args = ap.parse_args()
 
     config = json.loads(Path(str(args.onnx) + ".json").read_text(encoding="utf-8"))
-    sentences = read_sentences(args.sentences)
+    sentences = read_sentences(args.sentences)[: args.limit]
     if len(sentences) < 1:
         sys.exit("no sentences")
     names = ["short", "medium", "long"] + [f"s{i}" for i in range(3, len(sentences))]
@@ -162,17 +167,24 @@ def main():
     mid = min(1, len(sentences) - 1)
     cases.append((f"{names[mid]}_ls0.5", mid, [0.0, 0.5, 0.0]))
     cases.append((f"{names[0]}_ls2", 0, [0.0, 2.0, 0.0]))
+    takes_sid = any(i.name == "sid" for i in model.graph.input)
+    if takes_sid != bool(args.sid):
+        sys.exit(f"{args.onnx} {'takes' if takes_sid else 'does not take'} a speaker id: {'give' if takes_sid else 'drop'} --sid")
+    sids = args.sid or [None]
+    cases = [(name if sid is None else f"{name}_sid{sid}", si, scales, sid) for sid in sids for name, si, scales in cases]
 
     args.out.mkdir(parents=True, exist_ok=True)
     hop = 256
-    manifest = {"onnx": str(args.onnx), "taps": TAPS, "hop_length": hop, "cases": []}
-    for name, si, scales in cases:
+    manifest = {"onnx": str(args.onnx.resolve()), "taps": TAPS, "hop_length": hop, "cases": []}
+    for name, si, scales, sid in cases:
         phonemes, ids = phoneme_ids(sentences[si], config)
         feeds = {
             "input": ids[None, :],
             "input_lengths": np.array([ids.size], dtype=np.int64),
             "scales": np.array(scales, dtype=np.float32),
         }
+        if sid is not None:
+            feeds["sid"] = np.array([sid], dtype=np.int64)
         res = dict(zip(out_names, sess.run(out_names, feeds)))
         t = {v: k for k, v in TAPS.items()}
         case = {t[k]: v[0] for k, v in res.items() if k in t}  # drop batch
@@ -194,6 +206,7 @@ def main():
                 "sentence": sentences[si],
                 "phonemes": phonemes,
                 "scales": scales,
+                "sid": sid,
                 "num_ids": int(ids.size),
                 "num_frames": int(case["durations"].sum()),
                 "tensors": files,

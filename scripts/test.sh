@@ -13,6 +13,10 @@ echo "== reference data"
 $PY scripts/reference_phonemes.py "$HARK_TEST_DATA" --config "$ONNX.json"
 $PY scripts/oracle.py --onnx "$ONNX" --out "$HARK_TEST_DATA/oracle"
 $PY scripts/export_reference_weights.py "$HARK_TEST_DATA" --onnx "$ONNX"
+# A multi-speaker voice made from the real one (Piper's multi-speaker layout, random speaker
+# weights), and onnxruntime's reference for two of its speakers.
+MULTI=$($PY scripts/make_multispeaker_voice.py --onnx "$ONNX" --out "$HARK_TEST_DATA/multispeaker")
+$PY scripts/oracle.py --onnx "$MULTI" --out "$HARK_TEST_DATA/multispeaker/oracle" --sid 0 --sid 2 --limit 2
 echo "== format and lints"
 cargo fmt --all --check
 # --workspace: the engine crate and the desktop app (src-tauri).

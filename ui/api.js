@@ -20,6 +20,7 @@
 /**
  * @typedef {{
  *   voice: string | null,
+ *   speaker: string | null,
  *   rate: number,
  *   pitch: number,
  *   step_mode: StepMode,
@@ -81,7 +82,7 @@
  */
 /** @typedef {{ watch: "on"|"off"|"unavailable", note: string | null, follow: string | null }} SourcesStatus */
 /** @typedef {{ action: ActionKey, accel: string, ok: boolean, problem: string | null }} ShortcutStatus */
-/** @typedef {{ name: string, sample_rate: number, dtype: string, size_mb: number }} VoiceEntry */
+/** @typedef {{ name: string, sample_rate: number, dtype: string, size_mb: number, speakers: string[] }} VoiceEntry */
 
 /**
  * @typedef {{

@@ -213,6 +213,7 @@ function renderSettings(/** @type {Settings} */ s) {
     select.replaceChildren(...options);
     select.value = s.voice ?? state?.status.voice ?? voices[0]?.name ?? "";
   }
+  renderSpeakers(s.speaker);
   setIfIdle($("rate"), s.rate);
   $("rate-out").textContent = `${s.rate.toFixed(2)}×`;
   $("rate").setAttribute("aria-valuetext", `${s.rate.toFixed(2)} times normal speed`);
@@ -239,6 +240,26 @@ function renderSettings(/** @type {Settings} */ s) {
   $("history-where").textContent = s.save_history
     ? "The last 20 items, also saved on this computer (turn off in Settings to delete them)."
     : "The last 20 items, in memory only: they are gone when Hark quits.";
+}
+
+/** The speakers of the voice chosen in the Voice list: the Speaker list, shown only for a voice
+ * with several speakers, on `wanted` when that voice has it, else on its first speaker. */
+function renderSpeakers(/** @type {string | null} */ wanted) {
+  const voice = (state?.voices ?? []).find((v) => v.name === $("voice").value);
+  const speakers = voice?.speakers ?? [];
+  const select = /** @type {HTMLSelectElement} */ ($("speaker"));
+  $("speaker-field").hidden = speakers.length < 2;
+  select.disabled = speakers.length < 2;
+  if (document.activeElement === select) return;
+  select.replaceChildren(
+    ...speakers.map((name, id) => {
+      const o = document.createElement("option");
+      o.value = name;
+      o.textContent = name === String(id) ? `Speaker ${id}` : `${name} (speaker ${id})`;
+      return o;
+    }),
+  );
+  select.value = wanted !== null && speakers.includes(wanted) ? wanted : (speakers[0] ?? "");
 }
 
 /** The noise sliders: the setting, else the voice's own value (which Rust sends). */
@@ -389,6 +410,9 @@ function readForm() {
   if (!state) return null;
   const s = structuredClone(state.settings);
   s.voice = $("voice").value || null;
+  // Another voice: its speakers, on the chosen one only if that voice has it.
+  if (s.voice !== state.settings.voice) renderSpeakers(state.settings.speaker);
+  s.speaker = $("speaker-field").hidden ? null : $("speaker").value || null;
   s.rate = Number($("rate").value);
   s.pitch = Number($("pitch").value);
   s.volume = Number($("volume").value) / 100;
@@ -419,8 +443,8 @@ async function saveFromForm(/** @type {Event} */ ev) {
   }
 }
 
-/** Get voices: the catalogue's voices into the list (a voice with several speakers is shown,
- * not offered: Hark cannot import those yet). */
+/** Get voices: the catalogue's voices into the list (a voice with several speakers says how
+ * many; its speaker is chosen in Speaker once it is installed). */
 async function showCatalogue() {
   announce("Reading the voice catalogue…");
   const voices = await run(api.catalogueVoices());
@@ -430,13 +454,12 @@ async function showCatalogue() {
     ...voices.map((v) => {
       const o = document.createElement("option");
       o.value = v.name;
-      const many = v.speakers > 1 ? `, ${v.speakers} speakers (not yet)` : "";
+      const many = v.speakers > 1 ? `, ${v.speakers} speakers` : "";
       o.textContent = `${v.name}: ${v.language}, ${v.quality}, ${Math.round(v.size_mb)} MB${many}${v.installed ? ", installed" : ""}`;
-      o.disabled = v.speakers > 1;
       return o;
     }),
   );
-  const first = voices.findIndex((v) => v.speakers <= 1 && !v.installed);
+  const first = voices.findIndex((v) => !v.installed);
   if (first >= 0) list.selectedIndex = first;
   list.disabled = voices.length === 0;
   $("catalogue-install").disabled = voices.length === 0;
@@ -538,7 +561,7 @@ function wire() {
   });
   const form = $("settings-form");
   form.addEventListener("submit", (/** @type {Event} */ e) => e.preventDefault());
-  for (const id of ["voice", "rate", "pitch", "volume", "steps-auto", "steps-fixed", "step-frames", "backend", "gpu-engine",
+  for (const id of ["voice", "speaker", "rate", "pitch", "volume", "steps-auto", "steps-fixed", "step-frames", "backend", "gpu-engine",
     "auto-read", "start-at-login", "save-history", "theme", "text-scale", "noise-scale", "noise-w", "voice-catalogue"]) {
     $(id).addEventListener("change", saveFromForm);
   }

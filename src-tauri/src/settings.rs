@@ -134,11 +134,18 @@ impl Default for Shortcuts {
 /// A catalogue address longer than this is not one (it is dropped: Piper's own is used).
 pub const CATALOGUE_MAX: usize = 2048;
 
+/// A speaker name longer than this is not one (it is dropped: the voice's first speaker).
+pub const SPEAKER_MAX: usize = 256;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Settings {
     /// Installed voice name; `None` = the default voice (or the only one).
     pub voice: Option<String>,
+    /// The speaker of a multi-speaker voice, by name (or id, for a voice whose speakers have
+    /// no names); `None` = its first speaker. A name the voice does not have is its first
+    /// speaker too (the engine says so once).
+    pub speaker: Option<String>,
     /// Speaking speed, a multiple of normal speed (the audio is 1/rate as long; the engine's
     /// `Settings::speed`). Files from before held 1/length_scale here, which the UI showed
     /// as the speed but was slower (its "2.5×" played at 1.66×): the same number now gives
@@ -178,6 +185,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             voice: None,
+            speaker: None,
             rate: 1.0,
             pitch: 0.0,
             step_mode: StepMode::Auto,
@@ -221,6 +229,9 @@ impl Settings {
             .map(|v| v.clamp(0.0, 2.0));
         self.text_scale = self.text_scale.clamp(80, 250);
         self.voice = self.voice.filter(|v| !v.trim().is_empty());
+        self.speaker = self.speaker.map(|s| s.trim().to_string()).filter(|s| {
+            !s.is_empty() && s.len() <= SPEAKER_MAX && !s.chars().any(char::is_control)
+        });
         self.voice_catalogue = self
             .voice_catalogue
             .map(|c| c.trim().to_string())
@@ -357,6 +368,7 @@ mod tests {
             rate: 3.5,
             pitch: -2.5,
             voice: Some("x".into()),
+            speaker: Some("chloe".into()),
             step_mode: StepMode::Fixed(48),
             step_frames: 48,
             backend: BackendChoice::Cuda,
@@ -370,7 +382,36 @@ mod tests {
         assert_eq!(stored["step_mode"], serde_json::json!({ "fixed": 48 }));
         assert_eq!(stored["backend"], "cuda");
         assert_eq!(stored["gpu_engine"], "auto");
+        assert_eq!(stored["speaker"], "chloe");
         assert_eq!(load(&p), (s, None));
+    }
+
+    #[test]
+    fn the_speaker_is_kept_across_a_restart_and_a_bad_one_is_the_first() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(FILE_NAME);
+        let s = Settings {
+            voice: Some("hark-multi".into()),
+            speaker: Some("brian".into()),
+            ..Settings::default()
+        };
+        save(&p, &s).unwrap();
+        assert_eq!(load(&p).0.speaker.as_deref(), Some("brian"));
+        let with = |v: &str| {
+            Settings {
+                speaker: Some(v.into()),
+                ..Settings::default()
+            }
+            .sanitized()
+            .speaker
+        };
+        assert_eq!(with(" 2 "), Some("2".into()));
+        assert_eq!(with(""), None);
+        assert_eq!(with("a\u{0}b"), None);
+        assert_eq!(with(&"x".repeat(SPEAKER_MAX + 1)), None);
+        // A file from before the setting: the first speaker.
+        std::fs::write(&p, OLD_FORMAT).unwrap();
+        assert_eq!(load(&p).0.speaker, None);
     }
 
     /// A settings.json as the app wrote it before the settings held the engine's enums
@@ -428,6 +469,7 @@ mod tests {
         assert_eq!(note, None);
         let want = Settings {
             voice: Some("en_US-joe-medium".into()),
+            speaker: None,
             // The number it had; now the speed it says.
             rate: 1.25,
             pitch: 0.0,

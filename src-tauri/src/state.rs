@@ -28,6 +28,8 @@ pub struct VoiceEntry {
     pub sample_rate: u32,
     pub dtype: String,
     pub size_mb: f64,
+    /// The speakers' names in id order; empty for a single-speaker voice.
+    pub speakers: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -259,6 +259,19 @@ def settings_file():
         return json.load(f)
 
 
+def reset_settings(*keys):
+    """Puts `keys` of the saved settings back to their defaults (none), so that the next tests
+    run on the shared voices folder with its voice; nothing to do when no file was saved."""
+    path = os.path.join(CONFIG, "settings.json")
+    if not os.path.exists(path):
+        return
+    saved = settings_file()
+    for k in keys:
+        saved[k] = None
+    with open(path, "w") as f:
+        json.dump(saved, f)
+
+
 # -- tests ------------------------------------------------------------------------------------
 
 @test
@@ -603,7 +616,7 @@ def serve_catalogue(root):
 @test
 def a_voice_from_the_catalogue_installs_with_progress_in_the_app(d):
     """Settings → Get voices against a catalogue served on the loopback: the list shows its
-    voices (one with many speakers shown but not offered), Install downloads with a progress
+    voices (one with many speakers, which says how many), Install downloads with a progress
     bar that moves, the voice is checked, installed and chosen, and the engine is ready on it."""
     import hashlib
     onnx = os.environ["HARK_DEFAULT_VOICE_ONNX"]
@@ -645,8 +658,9 @@ def a_voice_from_the_catalogue_installs_with_progress_in_the_app(d):
                 "return document.getElementById('catalogue-voices').options.length") == 2, 20)
             offered = s.js("return [...document.getElementById('catalogue-voices').options]"
                            ".map(o => [o.value, o.disabled, o.textContent])")
-            assert [o[:2] for o in offered] == [["en_US-crowd-medium", True], [name, False]], offered
+            assert [o[:2] for o in offered] == [["en_US-crowd-medium", False], [name, False]], offered
             assert "40 speakers" in offered[0][2] and "English (United States)" in offered[1][2], offered
+            s.js(f"document.getElementById('catalogue-voices').value = {json.dumps(name)}")
             assert s.js("return document.getElementById('catalogue-voices').value") == name
             # Follow the progress bar as it goes: it must move, not only jump to the end.
             s.js("window.__seen = []; const p = document.getElementById('import-progress');"
@@ -666,15 +680,84 @@ def a_voice_from_the_catalogue_installs_with_progress_in_the_app(d):
     finally:
         d2.close()
         server.shutdown()
-        # The next tests run on the shared voices folder, with its voice.
-        path = os.path.join(CONFIG, "settings.json")
-        with open(path) as f:
-            saved = json.load(f)
-        saved["voice"] = None
-        saved["voice_catalogue"] = None
-        with open(path, "w") as f:
-            json.dump(saved, f)
+        reset_settings("voice", "voice_catalogue")
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(voices, ignore_errors=True)
+
+
+def multi_speaker_onnx():
+    """The multi-speaker test voice (scripts/make_multispeaker_voice.py; scripts/test.sh writes
+    it under $HARK_TEST_DATA/multispeaker), else Skipped."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    data = os.environ.get("HARK_TEST_DATA") or os.path.join(root, "tests", "data", "generated")
+    onnx = os.path.join(data, "multispeaker", "hark-multi.onnx")
+    if not os.path.isfile(onnx):
+        raise Skipped(f"no multi-speaker voice at {onnx} (run scripts/make_multispeaker_voice.py)")
+    return onnx
+
+
+@test
+def a_multi_speaker_voice_has_a_speaker_picker_that_persists(d):
+    """Settings → Speaker: hidden for a single-speaker voice; for the multi-speaker voice a
+    labelled list of its speakers that takes the keyboard's focus visibly, whose choice is saved,
+    restarts the engine on it and is there after a restart; another voice puts it away."""
+    onnx = multi_speaker_onnx()
+    voices = tempfile.mkdtemp(prefix="hark-e2e-speakers-")
+    shutil.copytree(os.path.join(VOICES, "en_US-joe-medium"), os.path.join(voices, "en_US-joe-medium"))
+    hark = os.path.join(os.path.dirname(APP), "hark")
+    subprocess.run([hark, "voice", "import", onnx], check=True, capture_output=True,
+                   env=dict(os.environ, HARK_VOICES_DIR=voices))
+    d2 = Driver(HARK_VOICES_DIR=voices)
+
+    def choose(s, css, value):
+        s.js(f"const e = document.querySelector({json.dumps(css)}); e.value = {json.dumps(value)};"
+             "e.dispatchEvent(new Event('change'))")
+
+    try:
+        s = d2.session()
+        try:
+            wait_state(s, "ready", ("ready",), 60)
+            s.click("#tab-settings")
+            s.wait("settings view", lambda: not s.prop("#view-settings", "hidden"))
+            assert s.prop("#speaker-field", "hidden") is True, "a single speaker has no picker"
+            choose(s, "#voice", "hark-multi")
+            s.wait("the voice saved", lambda: settings_file().get("voice") == "hark-multi")
+            s.wait("the picker shown", lambda: s.prop("#speaker-field", "hidden") is False)
+            options = s.js("return [...document.getElementById('speaker').options].map(o => o.value)")
+            assert options == ["ada", "brian", "chloe"], options
+            assert s.js("return document.querySelector('label[for=speaker]').textContent") == "Speaker"
+            if AXE and os.path.isfile(AXE):
+                s.js_async(open(AXE).read() + "\n;arguments[arguments.length-1](typeof axe)")
+                found = s.js_async("""const done = arguments[arguments.length-1];
+                    axe.run(document.getElementById('speaker-field'))
+                      .then(r => done(r.violations.map(v => v.id + ': ' + v.help)))
+                      .catch(e => done(['axe failed: ' + e]))""", timeout=60)
+                assert not found, f"axe-core on the speaker picker: {found}"
+            s.js("document.getElementById('speaker').focus()")
+            st = s.js("const st = getComputedStyle(document.activeElement);"
+                      "return [document.activeElement.id, st.outlineStyle, st.outlineWidth]")
+            assert st[0] == "speaker" and st[1] != "none" and st[2] != "0px", f"no visible focus: {st}"
+            choose(s, "#speaker", "chloe")
+            s.wait("the speaker saved", lambda: settings_file().get("speaker") == "chloe")
+            wait_state(s, "ready on the speaker", ("ready",), 60)
+        finally:
+            s.close()
+        s = d2.session()
+        try:
+            wait_state(s, "ready after a restart", ("ready",), 60)
+            s.click("#tab-settings")
+            s.wait("the speaker restored", lambda: s.prop("#speaker", "value") == "chloe")
+            assert s.prop("#speaker-field", "hidden") is False
+            # Another voice, without that speaker: the picker goes, the setting with it.
+            choose(s, "#voice", "en_US-joe-medium")
+            s.wait("back on one speaker", lambda: settings_file().get("voice") == "en_US-joe-medium")
+            assert settings_file().get("speaker") is None, settings_file()
+            assert s.prop("#speaker-field", "hidden") is True
+        finally:
+            s.close()
+    finally:
+        d2.close()
+        reset_settings("voice", "speaker")
         shutil.rmtree(voices, ignore_errors=True)
 
 

@@ -287,3 +287,117 @@ fn a_megabyte_of_text_streams_to_the_file() {
     // Weights (~63 MB) plus working buffers; a giant tensor for 1 MB of text would be far more.
     assert!(max_rss_kb < 600_000, "memory grew to {max_rss_kb} kB");
 }
+
+/// A folder with the multi-speaker test voice (`scripts/make_multispeaker_voice.py`, under
+/// `$HARK_TEST_DATA/multispeaker`) imported by `hark voice import`; `None` after the skip line.
+fn multi_speaker_voices() -> Option<tempfile::TempDir> {
+    let onnx = testkit::multi_speaker_onnx_or_skip()?;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = hark(
+        dir.path(),
+        &["voice", "import", onnx.to_str().expect("utf-8 path")],
+        None,
+    );
+    assert!(o.status.success(), "import: {}", stderr(&o));
+    Some(dir)
+}
+
+#[test]
+fn a_multi_speaker_voice_speaks_as_the_speaker_asked_for() {
+    let Some(voices) = multi_speaker_voices() else {
+        return;
+    };
+    let v = voices.path();
+    let list = hark(v, &["voice", "list"], None);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed.contains("hark-multi") && listed.contains("3 speakers: ada, brian, chloe"),
+        "{listed}"
+    );
+    let det = [
+        "--voice",
+        "hark-multi",
+        "--noise-scale",
+        "0",
+        "--noise-w",
+        "0",
+    ];
+    let say = |speaker: &str| {
+        let mut args = det.to_vec();
+        args.extend(["--speaker", speaker]);
+        speak_to_wav(v, &args, "Hello world.")
+    };
+    let (ada, chloe) = (say("ada"), say("chloe"));
+    for (x, who) in [(&ada, "ada"), (&chloe, "chloe")] {
+        let rms = (x.iter().map(|s| (s * s) as f64).sum::<f64>() / x.len() as f64).sqrt();
+        assert!(x.iter().all(|s| s.is_finite() && s.abs() < 1.0), "{who}");
+        assert!(
+            rms > 0.005 && x.len() > 22_050 / 4,
+            "{who}: RMS {rms}, {} samples",
+            x.len()
+        );
+    }
+    // By name or by id, the same speaker; another speaker, other audio.
+    assert_eq!(say("2"), chloe, "--speaker 2 is chloe");
+    assert_eq!(
+        speak_to_wav(v, &det, "Hello world."),
+        ada,
+        "speaker 0 by default"
+    );
+    let n = ada.len().min(chloe.len());
+    assert!(
+        ada.len() != chloe.len() || rel_l2(&ada[..n], &chloe[..n]) > 0.1,
+        "ada and chloe sound the same"
+    );
+
+    // Refused, with a clear message and no panic: a speaker the voice does not have (the
+    // error lists those it has), and the CUDA backend, which does not condition on a speaker
+    // (on any machine: the voice is refused before a device is looked for).
+    let refused = |extra: &[&str]| {
+        let mut args = vec!["speak", "--out", "/dev/null", "--voice", "hark-multi"];
+        args.extend_from_slice(extra);
+        args.push("Hi.");
+        let o = hark(v, &args, None);
+        assert!(!o.status.success(), "{extra:?} should fail");
+        let e = stderr(&o);
+        assert!(!e.contains("panicked"), "{e}");
+        e
+    };
+    let e = refused(&["--speaker", "zed"]);
+    assert!(
+        e.contains("\"zed\"") && e.contains("0 ada, 1 brian, 2 chloe"),
+        "{e}"
+    );
+    let e = refused(&["--backend", "cuda"]);
+    assert!(e.contains("speaker") && e.contains("--backend cpu"), "{e}");
+}
+
+#[test]
+fn a_single_speaker_voice_takes_only_speaker_zero() {
+    let Some(voices) = installed_voices_dir(HARK) else {
+        return;
+    };
+    let o = hark(
+        voices,
+        &["speak", "--out", "/dev/null", "--speaker", "1", "Hello."],
+        None,
+    );
+    let e = stderr(&o);
+    assert!(!o.status.success());
+    assert!(e.contains("single speaker"), "{e}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wav = dir.path().join("z.wav");
+    let o = hark(
+        voices,
+        &[
+            "speak",
+            "--out",
+            wav.to_str().expect("path"),
+            "--speaker",
+            "0",
+            "Hello.",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}

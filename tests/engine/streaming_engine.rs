@@ -335,3 +335,44 @@ fn the_synthesizer_is_the_cpu_reference_bit_for_bit() {
         "the samples differ"
     );
 }
+
+#[test]
+fn a_multi_speaker_voice_streams_as_its_speaker_on_the_cpu() {
+    let Some(onnx) = testkit::multi_speaker_onnx_or_skip() else {
+        return;
+    };
+    let voices = tempfile::tempdir().expect("tempdir");
+    hark_voice::import_piper(&onnx, None, voices.path(), None, Default::default())
+        .expect("import the multi-speaker voice");
+    let voice = |speaker: &str| {
+        let mut v = hark_voice::Voice::load_from(voices.path(), Some("hark-multi")).expect("load");
+        v.select_speaker(speaker).expect("a speaker");
+        v
+    };
+    // Auto takes the CPU: the CUDA backend does not condition on a speaker.
+    let mut synth = Synthesizer::new(voice("chloe"), BackendChoice::Auto).expect("synth");
+    assert!(
+        synth.backend_name().starts_with("cpu"),
+        "{}",
+        synth.backend_name()
+    );
+    synth.scales.noise_scale = 0.0;
+    synth.scales.noise_w = 0.0;
+    let text = "Hello from Hark.";
+    let reference = synthesize(&mut synth, Input::Text(text));
+    let (engine, mut events) =
+        Engine::start(testkit::engine::deterministic_config(voice("chloe"))).expect("engine");
+    let id = engine.speak(text, Mode::Queue);
+    let audio = chunks(&events_until(&mut events, LONG, finished(id)));
+    assert_eq!(audio.len(), reference.len());
+    let max = max_difference(&audio, &reference);
+    assert!(max < 1e-4, "max difference {max}");
+    // Another speaker is another voice.
+    let mut other = Synthesizer::new(voice("ada"), BackendChoice::Cpu).expect("synth");
+    other.scales = synth.scales;
+    let ada = synthesize(&mut other, Input::Text(text));
+    assert!(
+        ada.len() != reference.len() || max_difference(&ada, &reference) > 1e-2,
+        "ada and chloe sound the same"
+    );
+}

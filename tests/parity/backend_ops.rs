@@ -128,6 +128,7 @@ fn random_voice(dims: ModelDims, weights: Weights) -> Arc<Voice> {
         phoneme_id_map: Default::default(),
         inference: Scales::PIPER,
         num_speakers: 1,
+        speakers: Vec::new(),
         num_symbols: dims.n_vocab,
         architecture: Default::default(),
         dims,
@@ -141,6 +142,7 @@ fn random_voice(dims: ModelDims, weights: Weights) -> Arc<Voice> {
         dir: Default::default(),
         config,
         weights,
+        speaker: 0,
     })
 }
 

@@ -6,4 +6,5 @@ mod common;
 mod kernels;
 mod parity_back;
 mod parity_front;
+mod parity_speakers;
 mod persistent;

@@ -42,6 +42,8 @@ pub fn test_data_dir() -> PathBuf {
 pub struct OracleCase {
     pub name: String,
     pub scales: [f32; 3],
+    /// The speaker id it was run with (a multi-speaker voice).
+    pub sid: Option<usize>,
     pub dir: PathBuf,
 }
 
@@ -55,9 +57,17 @@ impl Oracle {
     /// The oracle dumps under `test_data_dir()/oracle`, or `None` (after printing the skip
     /// message) when they have not been generated.
     pub fn load_or_skip() -> Option<Self> {
-        let dir = test_data_dir().join("oracle");
+        Self::load_dir_or_skip(test_data_dir().join("oracle"))
+    }
+
+    /// The oracle dumps in `dir` (another voice's, e.g. the multi-speaker one), or `None`
+    /// after printing the skip message.
+    pub fn load_dir_or_skip(dir: PathBuf) -> Option<Self> {
         let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) else {
-            eprintln!("skipped: oracle data not found (run scripts/oracle.py)");
+            eprintln!(
+                "skipped: oracle data not found in {} (run scripts/oracle.py)",
+                dir.display()
+            );
             return None;
         };
         let manifest: serde_json::Value =
@@ -78,6 +88,7 @@ impl Oracle {
                     dir: dir.join(&name),
                     name,
                     scales: [s[0], s[1], s[2]],
+                    sid: c["sid"].as_u64().map(|v| v as usize),
                 }
             })
             .collect();
@@ -118,6 +129,22 @@ pub fn voice_onnx_or_skip() -> Option<PathBuf> {
         Some(path)
     } else {
         eprintln!("skipped: voice ONNX not found (run scripts/fetch-voice.sh)");
+        None
+    }
+}
+
+/// The multi-speaker test voice that `scripts/make_multispeaker_voice.py` writes
+/// (`scripts/test.sh` runs it into `$HARK_TEST_DATA/multispeaker`), or `None` after printing the
+/// skip line.
+pub fn multi_speaker_onnx_or_skip() -> Option<PathBuf> {
+    let p = test_data_dir().join("multispeaker/hark-multi.onnx");
+    if p.is_file() {
+        Some(p)
+    } else {
+        eprintln!(
+            "skipped: no multi-speaker voice at {} (run scripts/make_multispeaker_voice.py)",
+            p.display()
+        );
         None
     }
 }

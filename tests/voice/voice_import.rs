@@ -501,23 +501,100 @@ fn other_models_are_rejected_with_what_is_missing() {
 }
 
 #[test]
-fn multi_speaker_is_rejected() {
-    let ws: &[(&str, &[i64])] = &[
-        ("enc_p.proj.weight", &[4, 2, 1]),
-        ("dp.pre.weight", &[2, 2, 1]),
-        ("flow.flows.0.pre.weight", &[2, 1, 1]),
-        ("dec.conv_pre.weight", &[8, 2, 7]),
-    ];
-    let e = import_err(&case(&tiny_model(ws, &["input", "sid"]), &piper_json()));
-    assert!(matches!(e, ImportError::MultiSpeaker { .. }), "{e}");
-    assert!(e.to_string().contains("not supported yet"), "{e}");
-    let json = piper_json().replace("\"num_speakers\":1", "\"num_speakers\":4");
-    assert!(json.contains("\"num_speakers\":4"));
-    let e = import_err(&case(&tiny_model(ws, &["input"]), &json));
+fn a_multi_speaker_voice_imports_with_its_speakers() {
+    let Some(onnx) = testkit::multi_speaker_onnx_or_skip() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let report = import_piper_report(&onnx, None, tmp.path(), None, WeightDtype::F32)
+        .unwrap_or_else(|e| panic!("import failed: {e}"));
+    let c = &report.config;
+    assert_eq!(c.name, "hark-multi");
+    assert_eq!(c.num_speakers, 3);
+    // In id order, though the config's map lists them otherwise.
+    assert_eq!(c.speakers, ["ada", "brian", "chloe"]);
+    assert_eq!(c.format_version, 2, "a multi-speaker voice is format 2");
+    assert_eq!((c.dims.n_speakers, c.dims.gin_channels), (3, 512));
+    assert!(report.extra.is_empty(), "unused weights {:?}", report.extra);
+    // The weight-normed cond layers are anonymous in the graph, named from their node.
+    let renamed: HashMap<&str, &str> = report
+        .renamed
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    for c in [0, 2, 4, 6] {
+        let want = format!("flow.flows.{c}.enc.cond_layer.weight");
+        assert!(
+            renamed.values().any(|v| *v == want),
+            "{want} not recovered: {renamed:?}"
+        );
+    }
+    // With a real `sid` input, the text embedding keeps its own name.
+    assert!(!renamed.contains_key("sid"));
+
+    let w = Weights::load(&report.dir.join("voice.safetensors")).expect("weights");
+    let want: BTreeSet<String> = required_weights(&c.dims)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let got: BTreeSet<String> = w.names().map(str::to_string).collect();
+    assert_eq!(got, want);
+    for n in ["emb_g.weight", "dp.cond.weight", "dec.cond.bias"] {
+        assert!(got.contains(n), "{n}");
+    }
+    let stored = std::fs::read_to_string(report.dir.join("voice.json")).expect("voice.json");
+    assert!(stored.contains("\"speakers\""), "{stored}");
+
+    // Loaded, a speaker is picked by name or id; a wrong one lists them.
+    let mut v = Voice::load_from(tmp.path(), Some("hark-multi")).expect("load");
+    assert_eq!(v.speaker, 0);
+    assert_eq!(v.select_speaker("chloe").expect("by name"), 2);
+    assert_eq!(v.select_speaker("1").expect("by id"), 1);
+    let e = v
+        .select_speaker("zed")
+        .expect_err("no such speaker")
+        .to_string();
+    assert!(e.contains("0 ada, 1 brian, 2 chloe"), "{e}");
+    assert!(v.select_speaker("3").is_err());
+    assert_eq!(v.speaker, 1, "a refused speaker changes nothing");
+    let listed = list(tmp.path());
+    assert_eq!(listed[0].speakers, ["ada", "brian", "chloe"]);
+}
+
+#[test]
+fn speakers_that_do_not_add_up_are_rejected() {
+    let Some(onnx) = testkit::multi_speaker_onnx_or_skip() else {
+        return;
+    };
+    let json = std::fs::read_to_string(json_for(&onnx)).expect("json");
+    let mut config: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let bytes = std::fs::read(&onnx).expect("onnx");
+    // The config says 4 speakers, the embedding has 3 rows.
+    config["num_speakers"] = 4.into();
+    let e = import_err(&case(&bytes, &config.to_string()));
     assert!(
-        matches!(e, ImportError::MultiSpeaker { .. }) && e.to_string().contains("4 speakers"),
+        matches!(e, ImportError::Speakers { .. }) && e.to_string().contains("4 speaker"),
         "{e}"
     );
+    // A speaker id outside the embedding.
+    config["num_speakers"] = 3.into();
+    config["speaker_id_map"] = serde_json::json!({"ada": 0, "brian": 7});
+    let e = import_err(&case(&bytes, &config.to_string()));
+    assert!(
+        matches!(e, ImportError::BadJson { .. }) && e.to_string().contains("brian"),
+        "{e}"
+    );
+    // A single-speaker graph with a config that claims speakers.
+    let Some(joe) = real_onnx() else { return };
+    let mut single: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json_for(&joe)).expect("json"))
+            .expect("json");
+    single["num_speakers"] = 3.into();
+    let e = import_err(&case(
+        &std::fs::read(&joe).expect("onnx"),
+        &single.to_string(),
+    ));
+    assert!(matches!(e, ImportError::Speakers { .. }), "{e}");
 }
 
 #[test]

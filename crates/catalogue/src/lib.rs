@@ -32,8 +32,6 @@ pub enum CatalogueError {
     Malformed { url: String, reason: String },
     #[error("no voice \"{0}\" in the catalogue (see `hark voice list --available`)")]
     NoSuchVoice(String),
-    #[error("{0} has several speakers, which Hark cannot import yet")]
-    MultiSpeaker(String),
     #[error("cannot download {url}: {reason}")]
     Download { url: String, reason: String },
     #[error("{file} is not what the catalogue says ({reason}); it was deleted, try again")]
@@ -257,9 +255,6 @@ pub fn install(
     let voice = catalogue
         .get(name)
         .ok_or_else(|| CatalogueError::NoSuchVoice(name.to_string()))?;
-    if voice.speakers > 1 {
-        return Err(CatalogueError::MultiSpeaker(name.to_string()));
-    }
     let staging = voices_dir.join(DOWNLOADS_DIR).join(name);
     std::fs::create_dir_all(&staging)?;
     let model = staging.join(format!("{name}.onnx"));
@@ -346,7 +341,7 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_voice_and_a_multi_speaker_voice_are_clear_errors() {
+    fn a_missing_voice_is_a_clear_error() {
         let c = Catalogue::parse("c.json", CATALOGUE).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut quiet = ();
@@ -358,14 +353,6 @@ mod tests {
             &mut quiet,
         );
         assert!(matches!(e, Err(CatalogueError::NoSuchVoice(_))));
-        let e = install(
-            &c,
-            "en_US-libritts-high",
-            dir.path(),
-            Default::default(),
-            &mut quiet,
-        );
-        assert!(matches!(e, Err(CatalogueError::MultiSpeaker(_))));
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             0,

@@ -76,7 +76,7 @@ pub(super) fn device_tail(engine: &Engine) -> Duration {
 }
 
 pub fn run(args: SpeakArgs) -> anyhow::Result<()> {
-    let voice = Voice::load_from(&crate::overrides().voices_dir, args.voice.voice.as_deref())?;
+    let voice = args.voice.load()?;
     let text = match &args.ids {
         Some(_) => None,
         None => Some(super::read_text_arg(args.text.clone())?),

@@ -10,6 +10,10 @@ pub struct VoiceArgs {
     /// Voice name (in the voice folder) or path to a voice folder.
     #[arg(long)]
     pub voice: Option<String>,
+    /// Speaker of a multi-speaker voice, by name or id (`hark voice list` shows them;
+    /// default: speaker 0).
+    #[arg(long)]
+    pub speaker: Option<String>,
     #[arg(long, value_parser = crate::names::by_name(&BackendChoice::ALL), default_value = "auto")]
     pub backend: BackendChoice,
     /// How the CUDA backend runs: per-chunk CUDA graphs, or one persistent kernel that takes
@@ -44,6 +48,15 @@ pub struct VoiceArgs {
 }
 
 impl VoiceArgs {
+    /// The voice of `--voice`, speaking as `--speaker`.
+    pub fn load(&self) -> anyhow::Result<Voice> {
+        let mut voice = Voice::load_from(&crate::overrides().voices_dir, self.voice.as_deref())?;
+        if let Some(s) = &self.speaker {
+            voice.select_speaker(s)?;
+        }
+        Ok(voice)
+    }
+
     /// Checks the scales and applies them to `s`.
     pub fn apply(&self, s: &mut hark_voice::Scales) -> anyhow::Result<()> {
         if let Some(x) = self.length_scale {

@@ -109,6 +109,22 @@ impl hark_catalogue::Progress for Bytes {
     }
 }
 
+/// "1 speaker", or "3 speakers: ada, brian, chloe" (the first few names; `--speaker` takes a
+/// name or an id).
+fn speakers(names: &[String]) -> String {
+    const SHOWN: usize = 8;
+    match names.len() {
+        0 | 1 => "1 speaker".into(),
+        n => {
+            let mut s = format!("{n} speakers: {}", names[..n.min(SHOWN)].join(", "));
+            if n > SHOWN {
+                s.push_str(", …");
+            }
+            s
+        }
+    }
+}
+
 pub fn run(cmd: VoiceCommand) -> anyhow::Result<()> {
     let dir = &crate::overrides().voices_dir;
     match cmd {
@@ -133,7 +149,7 @@ pub fn run(cmd: VoiceCommand) -> anyhow::Result<()> {
             for v in &c.voices {
                 let speakers = match v.speakers {
                     1 => String::new(),
-                    n => format!("\t{n} speakers (not yet)"),
+                    n => format!("\t{n} speakers"),
                 };
                 let mark = if installed.contains(&v.name) {
                     "\tinstalled"
@@ -173,11 +189,12 @@ pub fn run(cmd: VoiceCommand) -> anyhow::Result<()> {
             for v in voices {
                 let mb = v.size_bytes as f64 / 1e6;
                 println!(
-                    "{}\t{} Hz\t{}\t{mb:.1} MB\t{}",
+                    "{}\t{} Hz\t{}\t{mb:.1} MB\t{}\t{}",
                     v.name,
                     v.sample_rate,
                     v.dtype,
-                    v.dir.display()
+                    v.dir.display(),
+                    speakers(&v.speakers)
                 );
             }
         }

@@ -83,6 +83,10 @@ pub enum EngineError {
 /// factory of both synthesis paths. `Auto` takes the GPU when one works, else the CPU (the
 /// normal case on a machine without one, logged at info level); `Cuda` is an error without
 /// one. The streaming engine calls it on its engine thread, which then owns the backend.
+///
+/// The backend speaks as the voice's speaker (`Voice::speaker`). Only the CPU conditions on
+/// a speaker: for a multi-speaker voice the CUDA backend refuses to start, so `Auto` takes
+/// the CPU (logged at info level) and `Cuda` is an error, never audio in the wrong voice.
 pub fn make_backend(
     choice: BackendChoice,
     engine: GpuEngine,

@@ -3,8 +3,8 @@
 
 use super::cpu::{self, pipeline};
 use hark_voice::Scales;
-use hark_voice::Voice;
 use hark_voice::tensor::Tensor;
+use hark_voice::{Voice, Weights};
 use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
@@ -84,9 +84,12 @@ pub fn warm_up(b: &mut dyn Backend, steps: &[usize]) -> Result<(), BackendError>
     Ok(())
 }
 
-/// The f32 reference on the CPU.
+/// The f32 reference on the CPU, speaking as the voice's speaker (`Voice::speaker`).
 pub struct CpuBackend {
     voice: Arc<Voice>,
+    /// The voice's weights conditioned on its speaker (`cpu::speaker`; the voice's own for a
+    /// single speaker), or why they could not be (reported by `begin`).
+    weights: Result<Weights, String>,
     context: usize,
     z_p: Option<Tensor>,
 }
@@ -94,11 +97,21 @@ pub struct CpuBackend {
 impl CpuBackend {
     pub fn new(voice: Arc<Voice>) -> Self {
         let context = voice.config.dims.flow_decoder_receptive_frames();
+        let weights =
+            cpu::speaker::speaker_weights(&voice.weights, &voice.config.dims, voice.speaker)
+                .map_err(|e| e.to_string());
         Self {
             voice,
+            weights,
             context,
             z_p: None,
         }
+    }
+
+    fn weights(&self) -> Result<&Weights, BackendError> {
+        self.weights
+            .as_ref()
+            .map_err(|e| cpu::ModelError::Input(e.clone()).into())
     }
 }
 
@@ -113,9 +126,9 @@ impl Backend for CpuBackend {
         scales: &Scales,
         seed: u64,
     ) -> Result<UtteranceInfo, BackendError> {
-        let v = &self.voice;
+        let dims = &self.voice.config.dims;
         let mut rng = cpu::noise::NoiseSource::new(seed);
-        let front = pipeline::frontend(&v.weights, &v.config.dims, ids, scales, &mut rng)?;
+        let front = pipeline::frontend(self.weights()?, dims, ids, scales, &mut rng)?;
         let frames = front.z_p.dim(1);
         self.z_p = Some(front.z_p);
         Ok(UtteranceInfo {
@@ -138,9 +151,8 @@ impl Backend for CpuBackend {
         cancelled: cpu::CancelFn,
     ) -> Result<Option<Vec<f32>>, BackendError> {
         let z_p = self.z_p.as_ref().ok_or(BackendError::NoUtterance)?;
-        let v = &self.voice;
-        let d = &v.config.dims;
-        let (w, ctx) = (&v.weights, self.context);
+        let d = &self.voice.config.dims;
+        let (w, ctx) = (self.weights()?, self.context);
         let audio = cpu::decoder::window_flow(w, d, z_p, start, end, ctx, cancelled)
             .and_then(|(z, keep)| cpu::decoder::decode_cols(w, d, &z, keep, cancelled));
         match audio {

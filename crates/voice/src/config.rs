@@ -5,7 +5,19 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of Hark's voice folder format; bump when `voice.json` or tensor names change.
-pub const VOICE_FORMAT_VERSION: u32 = 1;
+/// Version 2 added speakers (`speakers`, `dims.gin_channels`, `dims.n_speakers` and the
+/// speaker weights): a multi-speaker voice is written as version 2, so that a Hark that reads
+/// only version 1 refuses it instead of speaking it without its speaker; a single-speaker
+/// voice is still written as version 1, which every Hark reads.
+pub const VOICE_FORMAT_VERSION: u32 = 2;
+
+/// The format version a voice with `num_speakers` speakers is written as.
+pub fn format_version_for(num_speakers: usize) -> u32 {
+    if num_speakers > 1 { 2 } else { 1 }
+}
+
+/// How many speaker names an error message lists before "… (N in all)".
+const LISTED_SPEAKERS: usize = 24;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct VoiceConfig {
@@ -22,6 +34,10 @@ pub struct VoiceConfig {
     /// The voice's own inference scales (Piper's config, else Piper's defaults).
     pub inference: crate::Scales,
     pub num_speakers: usize,
+    /// The speakers' names in id order (Piper's `speaker_id_map`; a speaker the map does not
+    /// name is called by its id). Empty for a single-speaker voice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub speakers: Vec<String>,
     pub num_symbols: usize,
     /// Which model the dimensions describe (the backends refuse one they do not run).
     /// Folders written before the tag existed are Piper VITS voices.
@@ -48,6 +64,63 @@ pub enum Architecture {
     /// Piper's VITS: text encoder, stochastic duration predictor, flow, HiFi-GAN.
     #[default]
     PiperVits,
+}
+
+impl VoiceConfig {
+    /// Whether the voice has several speakers (Piper's `sid` input), one picked per backend.
+    pub fn is_multi_speaker(&self) -> bool {
+        self.num_speakers > 1
+    }
+
+    /// The name of speaker `id` (its id as text if the voice names none).
+    pub fn speaker_name(&self, id: usize) -> String {
+        self.speakers
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    /// The speaker id that `wanted` names: a speaker's name, else its id. An error lists the
+    /// speakers there are; a single-speaker voice takes only 0.
+    pub fn speaker_id(&self, wanted: &str) -> Result<usize, String> {
+        let wanted = wanted.trim();
+        if !self.is_multi_speaker() {
+            return match wanted.parse::<usize>() {
+                Ok(0) => Ok(0),
+                _ => Err(format!(
+                    "voice {} has a single speaker (speaker 0); there is no speaker {wanted:?}",
+                    self.name
+                )),
+            };
+        }
+        if let Some(i) = self.speakers.iter().position(|s| s == wanted) {
+            return Ok(i);
+        }
+        match wanted.parse::<usize>() {
+            Ok(i) if i < self.num_speakers => Ok(i),
+            _ => Err(format!(
+                "voice {} has no speaker {wanted:?}; its speakers are {}",
+                self.name,
+                self.speaker_list()
+            )),
+        }
+    }
+
+    /// "0 ada, 1 brian, 2 chloe" (the first few, then how many in all).
+    pub fn speaker_list(&self) -> String {
+        let n = self.num_speakers.max(1);
+        let mut s = (0..n.min(LISTED_SPEAKERS))
+            .map(|i| match self.speakers.get(i) {
+                Some(name) if *name != i.to_string() => format!("{i} {name}"),
+                _ => i.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        if n > LISTED_SPEAKERS {
+            s.push_str(&format!(", … ({n} in all)"));
+        }
+        s
+    }
 }
 
 /// Architecture dimensions of a Piper VITS voice.
@@ -88,6 +161,25 @@ pub struct ModelDims {
     /// Decoder pre/post conv kernel size (7 in Piper).
     pub dec_pre_kernel_size: usize,
     pub dec_post_kernel_size: usize,
+    // Speakers (a multi-speaker voice; absent from a single-speaker voice.json).
+    /// Channels of the speaker embedding `g` (`emb_g`), 0 without speakers.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub gin_channels: usize,
+    /// Rows of the speaker embedding `emb_g`: the number of speakers (1 without).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub n_speakers: usize,
+}
+
+fn is_zero(v: &usize) -> bool {
+    *v == 0
+}
+
+fn is_one(v: &usize) -> bool {
+    *v == 1
+}
+
+fn one() -> usize {
+    1
 }
 
 impl ModelDims {
@@ -121,6 +213,8 @@ impl ModelDims {
             resblock_dilation_sizes: vec![vec![1, 2], vec![2, 6], vec![3, 12]],
             dec_pre_kernel_size: 7,
             dec_post_kernel_size: 7,
+            gin_channels: 0,
+            n_speakers: 1,
         }
     }
 
@@ -290,6 +384,80 @@ impl ModelDims {
             list("resblock dilation", d, (1, 8), 64)?;
         }
         within("dec_pre_kernel_size", self.dec_pre_kernel_size, 1, 63)?;
-        within("dec_post_kernel_size", self.dec_post_kernel_size, 1, 63)
+        within("dec_post_kernel_size", self.dec_post_kernel_size, 1, 63)?;
+        within("n_speakers", self.n_speakers, 1, 1 << 16)?;
+        within("gin_channels", self.gin_channels, 0, 4096)?;
+        if self.n_speakers > 1 && self.gin_channels == 0 {
+            return Err(format!(
+                "{} speakers but no speaker embedding (gin_channels 0)",
+                self.n_speakers
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(num_speakers: usize, speakers: &[&str]) -> VoiceConfig {
+        let mut dims = ModelDims::piper_medium();
+        if num_speakers > 1 {
+            (dims.n_speakers, dims.gin_channels) = (num_speakers, 512);
+        }
+        VoiceConfig {
+            format_version: format_version_for(num_speakers),
+            name: "v".into(),
+            sample_rate: 22050,
+            hop_length: 256,
+            espeak_voice: "en-us".into(),
+            phoneme_id_map: BTreeMap::new(),
+            inference: crate::Scales::PIPER,
+            num_speakers,
+            speakers: speakers.iter().map(|s| s.to_string()).collect(),
+            num_symbols: 256,
+            architecture: Architecture::PiperVits,
+            dims,
+            weights_dtype: "f32".into(),
+            source: VoiceSource {
+                onnx_sha256: String::new(),
+                piper_version: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn a_single_speaker_voice_json_is_as_before() {
+        let c = config(1, &[]);
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["format_version"], 1);
+        for key in ["speakers", "gin_channels", "n_speakers"] {
+            assert!(
+                json.get(key).is_none() && json["dims"].get(key).is_none(),
+                "{key}"
+            );
+        }
+        // A voice.json from before speakers (no such keys) reads as one speaker.
+        let back: VoiceConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(back, c);
+        assert_eq!((back.dims.n_speakers, back.dims.gin_channels), (1, 0));
+    }
+
+    #[test]
+    fn speakers_are_found_by_name_or_id() {
+        let c = config(3, &["ada", "brian", "2"]);
+        assert_eq!(c.format_version, 2);
+        assert_eq!(c.speaker_id("brian"), Ok(1));
+        assert_eq!(c.speaker_id(" 0 "), Ok(0));
+        assert_eq!(c.speaker_id("2"), Ok(2));
+        let e = c.speaker_id("zed").unwrap_err();
+        assert!(e.contains("0 ada, 1 brian, 2"), "{e}");
+        assert!(c.speaker_id("3").is_err());
+        let one = config(1, &[]);
+        assert_eq!(one.speaker_id("0"), Ok(0));
+        assert!(one.speaker_id("1").unwrap_err().contains("single speaker"));
+        let many = config(100, &[]);
+        assert!(many.speaker_list().ends_with("… (100 in all)"));
     }
 }

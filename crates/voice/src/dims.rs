@@ -188,7 +188,16 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
         resblock_dilation_sizes.push(dil);
     }
 
+    // Speakers: the embedding `emb_g` [speakers, gin] exists only in a multi-speaker export.
+    let (n_speakers, gin_channels) = if w.contains_key("emb_g.weight") {
+        (gr.dim("emb_g.weight", 2, 0)?, gr.dim("emb_g.weight", 2, 1)?)
+    } else {
+        (1, 0)
+    };
+
     Ok(ModelDims {
+        gin_channels,
+        n_speakers,
         n_vocab,
         hidden_channels: hidden,
         filter_channels: gr.dim(ffn, 3, 0)?,
@@ -219,7 +228,8 @@ pub fn read_dims(w: &W, g: &GraphProto) -> Result<ModelDims, String> {
     })
 }
 
-/// Every weight a single-speaker Piper VITS with these dims needs, with its ONNX shape
+/// Every weight a Piper VITS with these dims needs (with speakers: `emb_g` and the conditioning
+/// convs `dp.cond`, each coupling's `enc.cond_layer` and `dec.cond`), with its ONNX shape
 /// (Conv [Cout, Cin, K], ConvTranspose [Cin, Cout, K]), grouped by module.
 pub fn required_weights(d: &ModelDims) -> Vec<(String, Vec<usize>)> {
     let mut r: Vec<(String, Vec<usize>)> = Vec::new();
@@ -374,6 +384,18 @@ pub fn required_weights(d: &ModelDims) -> Vec<(String, Vec<usize>)> {
         d.dec_post_kernel_size,
         false,
     );
+    // Speakers: g = emb_g[sid] [gin], and a 1×1 conv of it at each of the three places VITS
+    // conditions on it.
+    let gin = d.gin_channels;
+    if gin > 0 {
+        r.push(("emb_g.weight".into(), vec![d.n_speakers, gin]));
+        conv(&mut r, "dp.cond".into(), fd, gin, 1, true);
+        for c in 0..d.flow_n_couplings {
+            let p = format!("flow.flows.{}.enc.cond_layer", 2 * c);
+            conv(&mut r, p, 2 * h * d.flow_wn_layers, gin, 1, true);
+        }
+        conv(&mut r, "dec.cond".into(), u, gin, 1, true);
+    }
     r
 }
 

@@ -1,7 +1,7 @@
 //! `hark voice import`: Piper `.onnx` + `.onnx.json` → `voices_dir/NAME/{voice.safetensors,
 //! voice.json}`. Validates everything before writing, and writes atomically.
 
-use super::config::{Architecture, VOICE_FORMAT_VERSION, VoiceConfig, VoiceSource};
+use super::config::{Architecture, VoiceConfig, VoiceSource, format_version_for};
 use super::onnx::ModelProto;
 use super::scales::Scales;
 use super::{dims, mapping};
@@ -27,11 +27,9 @@ pub enum ImportError {
     Corrupt { path: PathBuf, reason: String },
     #[error("{path} is not a Piper VITS voice: {reason}")]
     NotPiper { path: PathBuf, reason: String },
-    #[error(
-        "multi-speaker voices are not supported yet ({path}: {detail}); \
-         pick a single-speaker Piper voice"
-    )]
-    MultiSpeaker { path: PathBuf, detail: String },
+    /// The speakers of a multi-speaker voice do not add up (graph, embedding and config).
+    #[error("{path}: the voice's speakers are inconsistent: {detail}")]
+    Speakers { path: PathBuf, detail: String },
     #[error("bad Piper config {path}: {reason}")]
     BadJson { path: PathBuf, reason: String },
     #[error("invalid voice name {0:?}: use a plain folder name (no '/', not starting with '.')")]
@@ -165,20 +163,29 @@ pub fn import_piper_report(
             mapped.n_initializers
         )));
     }
-    // A multi-speaker export takes a `sid` graph input and has a speaker embedding `emb_g`.
-    let sid_input = graph.input.iter().any(|i| i.name == "sid");
-    if piper.num_speakers > 1 || sid_input || w.contains_key("emb_g.weight") {
-        let detail = match w.get("emb_g.weight") {
-            Some(t) => format!("speaker embedding of {} speakers", t.shape[0]),
-            None if piper.num_speakers > 1 => format!("{} speakers", piper.num_speakers),
-            None => "the graph takes a `sid` speaker input".into(),
-        };
-        return Err(ImportError::MultiSpeaker {
-            path: onnx.to_path_buf(),
-            detail,
-        });
-    }
     let dims = dims::read_dims(w, graph).map_err(not_piper)?;
+    // A multi-speaker export takes a `sid` graph input and has a speaker embedding `emb_g`
+    // with a row per speaker; the config says how many there are.
+    let sid_input = graph.input.iter().any(|i| i.name == "sid");
+    let has_emb = w.contains_key("emb_g.weight");
+    let speakers = |detail: String| ImportError::Speakers {
+        path: onnx.to_path_buf(),
+        detail,
+    };
+    if sid_input != has_emb {
+        return Err(speakers(if sid_input {
+            "the graph takes a `sid` speaker input but has no speaker embedding `emb_g`".into()
+        } else {
+            "the graph has a speaker embedding `emb_g` but no `sid` speaker input".into()
+        }));
+    }
+    // `num_speakers` 0 (some configs) is one speaker, as it always was.
+    if piper.num_speakers.max(1) != dims.n_speakers {
+        return Err(speakers(format!(
+            "the config says {} speaker(s) but the model has {}",
+            piper.num_speakers, dims.n_speakers
+        )));
+    }
     let extra = dims::check_weights(w, &dims).map_err(not_piper)?;
     for e in &extra {
         tracing::warn!("voice weight `{e}` is not used by Hark's model; kept anyway");
@@ -225,6 +232,9 @@ struct PiperJson {
     num_symbols: Option<usize>,
     #[serde(default = "one")]
     num_speakers: usize,
+    /// Speaker name → id (a multi-speaker voice).
+    #[serde(default)]
+    speaker_id_map: BTreeMap<String, i64>,
     #[serde(default)]
     piper_version: String,
     /// Not written by Piper's exporter; training configs may carry it.
@@ -303,9 +313,10 @@ impl PiperJson {
                 )));
             }
         }
+        let speakers = speaker_names(self.num_speakers, &self.speaker_id_map).map_err(bad)?;
         let inf = self.inference;
         Ok(VoiceConfig {
-            format_version: VOICE_FORMAT_VERSION,
+            format_version: format_version_for(self.num_speakers),
             name: name.to_string(),
             sample_rate: self.audio.sample_rate,
             hop_length: hop,
@@ -313,6 +324,7 @@ impl PiperJson {
             phoneme_id_map: self.phoneme_id_map,
             inference: inf,
             num_speakers: self.num_speakers,
+            speakers,
             num_symbols,
             architecture: Architecture::PiperVits,
             dims,
@@ -323,6 +335,44 @@ impl PiperJson {
             },
         })
     }
+}
+
+/// The speakers' names in id order from Piper's `speaker_id_map` (a speaker it does not name
+/// is called by its id); empty for a single-speaker voice, whose map is ignored.
+fn speaker_names(n: usize, map: &BTreeMap<String, i64>) -> Result<Vec<String>, String> {
+    if n <= 1 {
+        return Ok(Vec::new());
+    }
+    let mut names: Vec<Option<String>> = vec![None; n];
+    for (name, &id) in map {
+        let slot = usize::try_from(id)
+            .ok()
+            .and_then(|i| names.get_mut(i))
+            .ok_or_else(|| format!("speaker {name:?} has id {id}, outside 0..{n}"))?;
+        if let Some(other) = slot.replace(name.clone()) {
+            return Err(format!("speakers {other:?} and {name:?} both have id {id}"));
+        }
+        if name.trim().is_empty() {
+            return Err(format!("speaker {id} has an empty name"));
+        }
+    }
+    let names: Vec<String> = names
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| s.unwrap_or_else(|| i.to_string()))
+        .collect();
+    // A name that is another speaker's id would make `--speaker 3` ambiguous.
+    for (i, name) in names.iter().enumerate() {
+        if let Ok(j) = name.parse::<usize>()
+            && j != i
+            && j < n
+        {
+            return Err(format!(
+                "speaker {i} is named {name:?}, the id of another speaker"
+            ));
+        }
+    }
+    Ok(names)
 }
 
 // --- Writing ------------------------------------------------------------------------------
@@ -401,7 +451,7 @@ fn write_voice(
         .collect::<Result<Vec<_>, ImportError>>()?;
     let meta = HashMap::from([
         ("format".to_string(), "hark-voice".to_string()),
-        ("version".to_string(), VOICE_FORMAT_VERSION.to_string()),
+        ("version".to_string(), config.format_version.to_string()),
     ]);
     let st =
         safetensors::serialize(encoded.iter().map(|(n, e)| (*n, e)), Some(meta)).map_err(|e| {
@@ -478,6 +528,30 @@ mod tests {
                 matches!(check_name(bad), Err(ImportError::BadName(_))),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn speaker_names_are_in_id_order() {
+        let map = |v: &[(&str, i64)]| v.iter().map(|(s, i)| (s.to_string(), *i)).collect();
+        assert_eq!(
+            speaker_names(3, &map(&[("b", 1), ("c", 2), ("a", 0)])),
+            Ok(vec!["a".into(), "b".into(), "c".into()])
+        );
+        // Unnamed speakers are called by their id; a single speaker has no list.
+        assert_eq!(
+            speaker_names(3, &map(&[("z", 2)])),
+            Ok(vec!["0".into(), "1".into(), "z".into()])
+        );
+        assert_eq!(speaker_names(1, &map(&[("a", 0)])), Ok(vec![]));
+        for bad in [
+            map(&[("a", 3)]),
+            map(&[("a", -1)]),
+            map(&[("a", 0), ("b", 0)]),
+            map(&[("2", 0)]),
+            map(&[(" ", 0)]),
+        ] {
+            assert!(speaker_names(3, &bad).is_err(), "{bad:?}");
         }
     }
 

@@ -30,6 +30,8 @@ pub enum VoiceError {
     BadConfig { path: PathBuf, reason: String },
     #[error(transparent)]
     Weights(#[from] WeightsError),
+    #[error("{0}")]
+    Speaker(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +43,8 @@ pub struct VoiceInfo {
     pub dtype: String,
     /// Size of the folder's files in bytes.
     pub size_bytes: u64,
+    /// The speakers' names in id order; empty for a single-speaker voice.
+    pub speakers: Vec<String>,
 }
 
 /// Installed voices in `dir`, sorted by name. Broken folders are skipped with a warning;
@@ -80,6 +84,7 @@ fn info(dir: &Path) -> Result<VoiceInfo, VoiceError> {
             .unwrap_or_default(),
         dir: dir.to_path_buf(),
         sample_rate: config.sample_rate,
+        speakers: config.speakers,
         dtype: config.weights_dtype,
         size_bytes: meta.len() + json_len,
     })
@@ -120,11 +125,29 @@ fn read_config(dir: &Path) -> Result<VoiceConfig, VoiceError> {
             "phoneme id {id} is outside the vocabulary of {n_vocab}"
         )));
     }
-    if config.format_version != VOICE_FORMAT_VERSION {
+    if !(1..=VOICE_FORMAT_VERSION).contains(&config.format_version) {
         return Err(VoiceError::BadConfig {
             path,
             reason: format!(
-                "format version {} but this Hark reads {VOICE_FORMAT_VERSION}",
+                "format version {} but this Hark reads 1 to {VOICE_FORMAT_VERSION}",
+                config.format_version
+            ),
+        });
+    }
+    let d = &config.dims;
+    // `num_speakers` 0 (a config without speakers) is one speaker.
+    if config.num_speakers.max(1) != d.n_speakers
+        || (config.is_multi_speaker()
+            && (config.speakers.len() != config.num_speakers || config.format_version < 2))
+    {
+        return Err(VoiceError::BadConfig {
+            path,
+            reason: format!(
+                "num_speakers {} does not fit the model's {} speaker(s), {} speaker name(s) \
+                 and format version {}",
+                config.num_speakers,
+                d.n_speakers,
+                config.speakers.len(),
                 config.format_version
             ),
         });
@@ -136,6 +159,9 @@ pub struct Voice {
     pub dir: PathBuf,
     pub config: VoiceConfig,
     pub weights: Weights,
+    /// The speaker the backends speak with (0 for a single-speaker voice); set it with
+    /// [`Voice::select_speaker`], which checks it.
+    pub speaker: usize,
 }
 
 impl Voice {
@@ -158,7 +184,19 @@ impl Voice {
             dir,
             config,
             weights,
+            speaker: 0,
         })
+    }
+
+    /// Picks the speaker by name or id (`VoiceConfig::speaker_id`); the error lists the
+    /// speakers there are.
+    pub fn select_speaker(&mut self, wanted: &str) -> Result<usize, VoiceError> {
+        let id = self
+            .config
+            .speaker_id(wanted)
+            .map_err(VoiceError::Speaker)?;
+        self.speaker = id;
+        Ok(id)
     }
 
     /// Only the voice's `voice.json`, for work that needs no weights (phonemes, listing).

@@ -5,6 +5,7 @@ use crate::tensor::Tensor;
 use safetensors::{Dtype, SafeTensors};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WeightsError {
@@ -27,13 +28,25 @@ pub enum WeightsError {
 }
 
 /// All weights of a voice, by PyTorch name (e.g. `enc_p.encoder.attn_layers.0.conv_q.weight`).
+/// The tensors are shared: a clone, or a set with a few tensors replaced
+/// ([`Weights::with_replaced`], a speaker's conditioned biases), copies no weight data.
 #[derive(Clone, Debug, Default)]
 pub struct Weights {
-    tensors: HashMap<String, Tensor>,
+    tensors: HashMap<String, Arc<Tensor>>,
 }
 
 impl Weights {
     pub fn from_map(tensors: HashMap<String, Tensor>) -> Self {
+        Self {
+            tensors: tensors.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
+        }
+    }
+
+    /// These weights with the tensors of `new` in place of (or beside) those of their names;
+    /// the others are shared with `self`.
+    pub fn with_replaced(&self, new: impl IntoIterator<Item = (String, Tensor)>) -> Self {
+        let mut tensors = self.tensors.clone();
+        tensors.extend(new.into_iter().map(|(k, v)| (k, Arc::new(v))));
         Self { tensors }
     }
 
@@ -84,7 +97,7 @@ impl Weights {
                 other => return Err(format!("tensor `{name}` has unsupported type {other:?}")),
             };
             done(raw);
-            tensors.insert(name, Tensor::new(view.shape().to_vec(), data));
+            tensors.insert(name, Arc::new(Tensor::new(view.shape().to_vec(), data)));
         }
         Ok(Self { tensors })
     }
@@ -92,6 +105,7 @@ impl Weights {
     pub fn get(&self, name: &str) -> Result<&Tensor, WeightsError> {
         self.tensors
             .get(name)
+            .map(|t| &**t)
             .ok_or_else(|| WeightsError::Missing(name.to_string()))
     }
 
@@ -125,7 +139,7 @@ impl Weights {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Tensor)> {
-        self.tensors.iter().map(|(k, v)| (k.as_str(), v))
+        self.tensors.iter().map(|(k, v)| (k.as_str(), &**v))
     }
 }
 

@@ -113,7 +113,9 @@ fn installed(app: &AppHandle, dir: &std::path::Path, t0: Instant) {
         },
     );
     let mut s = app.state::<SettingsManager>().get();
+    // A new voice starts on its first speaker (the one chosen was another voice's).
     s.voice = Some(name);
+    s.speaker = None;
     if let Err(e) = managers::apply_settings(app, s) {
         events::notice(app, Level::Warning, &e);
     }

@@ -137,7 +137,11 @@ impl EngineManager {
     }
 
     fn run(&self, generation: u64, settings: &Settings) {
-        let voice = match load_voice(&self.overrides.voices_dir, settings.voice.as_deref()) {
+        let voice = match load_voice(
+            &self.overrides.voices_dir,
+            settings.voice.as_deref(),
+            settings.speaker.as_deref(),
+        ) {
             Ok((v, note)) => {
                 if let Some(n) = note {
                     events::notice(&self.app, Level::Warning, &n);
@@ -486,6 +490,7 @@ impl EngineManager {
             State::NoVoice | State::NoAudio | State::Error
         );
         let restart = old.voice != new.voice
+            || old.speaker != new.speaker
             || old.backend != new.backend
             || old.gpu_engine != new.gpu_engine;
         if stuck || restart {
@@ -533,23 +538,42 @@ fn word_in_clause(
     Some((start, start + units(a, b)))
 }
 
-/// The chosen voice; if it has gone, the default one with a note saying so.
+/// The chosen voice speaking as the chosen speaker; if the voice has gone, the default one,
+/// and if it has no such speaker, its first; each with a note saying so.
 pub(crate) fn load_voice(
     dir: &Path,
     name: Option<&str>,
+    speaker: Option<&str>,
 ) -> Result<(Voice, Option<String>), VoiceError> {
-    match Voice::load_from(dir, name) {
-        Ok(v) => Ok((v, None)),
-        Err(VoiceError::NotFound { wanted, .. }) if name.is_some() => Voice::load_from(dir, None)
-            .map(|v| {
-                (
-                    v,
-                    Some(format!(
-                        "The voice {wanted:?} is no longer installed; using the default voice."
-                    )),
-                )
-            }),
-        Err(e) => Err(e),
+    let (mut voice, note) = match Voice::load_from(dir, name) {
+        Ok(v) => (v, None),
+        Err(VoiceError::NotFound { wanted, .. }) if name.is_some() => (
+            Voice::load_from(dir, None)?,
+            Some(format!(
+                "The voice {wanted:?} is no longer installed; using the default voice."
+            )),
+        ),
+        Err(e) => return Err(e),
+    };
+    let Some(wanted) = speaker else {
+        return Ok((voice, note));
+    };
+    match voice.select_speaker(wanted) {
+        Ok(_) => Ok((voice, note)),
+        // A speaker of another voice (the voice changed): a single-speaker voice has only
+        // its one, quietly; a multi-speaker one says it uses its first.
+        Err(_) if !voice.config.is_multi_speaker() => Ok((voice, note)),
+        Err(_) => {
+            let first = voice.config.speaker_name(0);
+            let said = format!(
+                "The voice {} has no speaker {wanted:?}; using its speaker {first}.",
+                voice.config.name
+            );
+            Ok((
+                voice,
+                Some(note.map_or(said.clone(), |n| format!("{n} {said}"))),
+            ))
+        }
     }
 }
 

@@ -175,7 +175,11 @@ fn run(
     cancel: &AtomicBool,
     progress: impl FnMut(BookProgress),
 ) -> Result<f64, Failed> {
-    let (voice, note) = load_voice(&overrides.voices_dir, settings.voice.as_deref())?;
+    let (voice, note) = load_voice(
+        &overrides.voices_dir,
+        settings.voice.as_deref(),
+        settings.speaker.as_deref(),
+    )?;
     if let Some(n) = note {
         events::notice(app, Level::Warning, &n);
     }

@@ -65,6 +65,7 @@ pub fn snapshot(app: &AppHandle) -> AppState {
             sample_rate: v.sample_rate,
             dtype: v.dtype,
             size_mb: (v.size_bytes as f64 / 1e6 * 10.0).round() / 10.0,
+            speakers: v.speakers,
         })
         .collect();
     AppState {

@@ -104,7 +104,7 @@ struct Running {
 }
 
 fn start(args: &FollowArgs) -> anyhow::Result<Running> {
-    let voice = Voice::load_from(&crate::overrides().voices_dir, args.voice.voice.as_deref())?;
+    let voice = args.voice.load()?;
     let mut cfg: EngineConfig = args.voice.engine_config(voice, args.steps)?;
     if args.audio == AudioChoice::Simulated {
         cfg.output = hark_audio::simulated(crate::overrides().audio_buffer_ms);

@@ -9,7 +9,6 @@ use hark_engine::{BackendChoice, Input, Synthesizer, UtteranceId};
 use hark_sources::mpv::Mpv;
 use hark_sources::subtitles::drive::{self, Clock, WallClock};
 use hark_sources::subtitles::{self, Fit, Timeline, fit};
-use hark_voice::Voice;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -99,7 +98,7 @@ struct Tally {
 /// before the next cue (the same rule as when playing). The file appears only when complete.
 pub(super) fn render(args: &FollowArgs, path: &Path, out: &Path) -> anyhow::Result<()> {
     let cues = subtitles::load(path)?;
-    let voice = Voice::load_from(&crate::overrides().voices_dir, args.voice.voice.as_deref())?;
+    let voice = args.voice.load()?;
     let voice = Arc::new(voice);
     let rate = voice.config.sample_rate;
     let limits = limits(args)?;

@@ -11,6 +11,7 @@ pub mod noise;
 pub mod ops;
 pub mod pipeline;
 pub mod polyphase;
+pub mod speaker;
 pub mod spline;
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -55,7 +55,17 @@ impl From<GpuError> for BackendError {
 impl CudaBackend {
     /// The model for `voice` on the device as `opts` say (f16 flow/decoder weights unless
     /// `opts.all_f32`), then [`Self::from_model`].
+    ///
+    /// A multi-speaker voice is refused: the CUDA kernels do not condition on a speaker
+    /// (`cpu::speaker` does), and audio without it would be a wrong voice.
     pub fn new(voice: &Voice, opts: &GpuOptions) -> Result<Self, GpuError> {
+        if voice.config.is_multi_speaker() {
+            return Err(GpuError::Unavailable(format!(
+                "the CUDA backend does not condition on a speaker, and {} is a multi-speaker \
+                 voice ({} speakers)",
+                voice.config.name, voice.config.num_speakers
+            )));
+        }
         Self::from_model(GpuModel::new(&voice.weights, &voice.config.dims, opts)?)
     }
 
