@@ -4,6 +4,7 @@ mod captions;
 mod cli_speak;
 mod espeak_isolation;
 mod export;
+mod languages;
 mod navigation;
 mod soak;
 mod ssml_speak;
