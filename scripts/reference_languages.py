@@ -4,7 +4,7 @@ Piper's own phonemiser.
 
 Usage: scripts/reference_languages.py OUT_DIR [--sentences FILE]
 
-For every line `VOICE<TAB>TEXT` of tests/data/language_sentences.tsv this calls
+For every line `VOICE<TAB>TEXT[<TAB>KNOWN_DIFFERENCE]` of tests/data/language_sentences.tsv this calls
 `piper_phonemize.phonemize_espeak(TEXT, VOICE)` and maps each sentence to ids with
 `piper_phonemize.phoneme_ids_espeak` (Piper's default map, which Piper's voices of every
 language use). It writes OUT_DIR/languages.json.
@@ -31,12 +31,20 @@ def main():
     for line in Path(args.sentences).read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        voice, text = line.split("\t", 1)
+        voice, text, *known = line.split("\t")
         # As in reference_phonemes.py: nothing kept back by espeak from an earlier text.
         piper_phonemize.phonemize_espeak(" a", voice)
         sentences = piper_phonemize.phonemize_espeak(text, voice)
         ids = [piper_phonemize.phoneme_ids_espeak(s) for s in sentences]
-        items.append({"voice": voice, "text": text, "phonemes": sentences, "ids": ids})
+        items.append(
+            {
+                "voice": voice,
+                "text": text,
+                "known_difference": known[0] if known else None,
+                "phonemes": sentences,
+                "ids": ids,
+            }
+        )
 
     id_map = {k: list(v) for k, v in piper_phonemize.get_espeak_map().items()}
     try:
