@@ -63,7 +63,10 @@ fn a_voice_of_another_language_speaks_its_text() {
         voice_speaking(installed, voices.path(), &name, espeak);
         // The phonemes are the language's: those of the library with that espeak voice
         // (the CLI's espeak-ng runs in its child; this process runs its own).
-        let printed = run(voices.path(), &["text", "--phonemes", "--voice", &name, text]);
+        let printed = run(
+            voices.path(),
+            &["text", "--phonemes", "--voice", &name, text],
+        );
         let lines: Vec<&str> = printed.lines().collect();
         let want: Vec<String> = hark_text::phonemize(text, espeak)
             .expect("phonemize")
@@ -72,12 +75,16 @@ fn a_voice_of_another_language_speaks_its_text() {
             .collect();
         let got: Vec<String> = lines.iter().step_by(2).map(|l| l.to_string()).collect();
         assert_eq!(got, want, "{espeak}: hark text --phonemes");
-        let english: Vec<String> = hark_text::phonemize(text, "en-us")
-            .expect("phonemize")
-            .iter()
-            .map(|s| s.iter().collect())
-            .collect();
-        assert_ne!(want, english, "{espeak}: the voice's espeak voice is used");
+        // On Latin text the English voice would read it otherwise (on other scripts
+        // espeak-ng's English switches to the script's language, so it may agree).
+        if espeak == "de" {
+            let english: Vec<String> = hark_text::phonemize(text, "en-us")
+                .expect("phonemize")
+                .iter()
+                .map(|s| s.iter().collect())
+                .collect();
+            assert_ne!(want, english, "{espeak}: the voice's espeak voice is used");
+        }
         let phonemes: usize = want.iter().map(|s| s.chars().count()).sum();
 
         // Spoken through the model: speech of about the phonemes' length.
@@ -86,7 +93,9 @@ fn a_voice_of_another_language_speaks_its_text() {
         let wav_s = wav.to_str().expect("utf-8 path");
         run(
             voices.path(),
-            &["speak", "--voice", &name, "--out", wav_s, "--format", "f32", text],
+            &[
+                "speak", "--voice", &name, "--out", wav_s, "--format", "f32", text,
+            ],
         );
         let (rate, samples) = read_wav(&wav);
         let seconds = samples.len() as f64 / f64::from(rate);

@@ -162,7 +162,11 @@ fn known_difference(kind: &str, want: &[String], got: &[String]) -> Result<(), S
             const VOWELS_AND_MARKS: &str = "aeiouyɪʊəʌɐɑɔɛæɨɵʉøœɒɜɐˈˌː";
             let skeleton = |s: &str| -> Vec<String> {
                 s.split(' ')
-                    .map(|w| w.chars().filter(|c| !VOWELS_AND_MARKS.contains(*c)).collect())
+                    .map(|w| {
+                        w.chars()
+                            .filter(|c| !VOWELS_AND_MARKS.contains(*c))
+                            .collect()
+                    })
                     .collect()
             };
             for (g, w) in got.iter().zip(want) {

@@ -1,7 +1,7 @@
 //! Every Unicode scalar value through espeak-ng, for valgrind (docs/RELIABILITY.md):
 //! `scripts/valgrind-codepoints.sh` runs it under `valgrind --error-exitcode=1`.
 //!
-//! `espeak_codepoints VOICE [FROM TO]` (hex code points, default 0 to 10FFFF): the code points
+//! `espeak_codepoints VOICE [FROM TO [trace]]` (hex code points, default 0 to 10FFFF): the code points
 //! go in chunks of 256 through `hark_text::phonemize` (the sanitiser, then espeak-ng in this
 //! process), each in four contexts: alone, doubled, before a bracket and before a quote (the
 //! contexts in which Debian's 1.51 read freed or uninitialised memory). Prints how many texts
@@ -25,6 +25,8 @@ fn main() {
     };
     let from = parse_hex(args.next(), 0);
     let to = parse_hex(args.next(), 0x10FFFF);
+    // `trace`: each chunk's range on stderr before it goes in (to find valgrind's report).
+    let trace = args.next().is_some_and(|a| a == "trace");
     let start = Instant::now();
     let (mut texts, mut points, mut errors) = (0usize, 0usize, 0usize);
     let mut lo = from;
@@ -41,6 +43,9 @@ fn main() {
             if cp % 16 == 15 {
                 text.push_str(". ");
             }
+        }
+        if trace {
+            eprintln!("chunk U+{lo:04X}..U+{hi:04X}");
         }
         if let Err(e) = hark_text::phonemize(&text, &voice) {
             eprintln!("{voice} U+{lo:04X}..U+{hi:04X}: {e}");

@@ -184,7 +184,11 @@ pub fn built_data_dir() -> Option<PathBuf> {
     let build = Path::new(BUILD_DIR?);
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
     for entry in std::fs::read_dir(build).ok()?.flatten() {
-        if !entry.file_name().to_string_lossy().starts_with("espeak-rs-sys-") {
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("espeak-rs-sys-")
+        {
             continue;
         }
         let dir = entry.path().join("out/share/espeak-ng-data");
@@ -456,7 +460,10 @@ pub const MAX_CLAUSE_WORDS_BEFORE_DOTTED_RUNS: usize = 150;
 /// the limit every other dot becomes a space. The letters stay, and espeak spells them alone
 /// as it would have in the run; a clause that long is rare in prose.
 fn dots_in_long_clauses(text: &str) -> Vec<std::ops::Range<usize>> {
-    let visible: Vec<(usize, char)> = text.char_indices().filter(|(_, c)| !invisible(*c)).collect();
+    let visible: Vec<(usize, char)> = text
+        .char_indices()
+        .filter(|(_, c)| !invisible(*c))
+        .collect();
     let mut out = Vec::new();
     let mut words = 0usize;
     // Length of the current group of letters or digits, and whether it is digits.

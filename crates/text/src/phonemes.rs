@@ -684,11 +684,23 @@ mod tests {
             let bracket = format!("a{c}[b] {c}\"c\"");
             assert!(phonemize(&bracket, "en-us").is_ok(), "{c:?}");
         }
-        for s in ["привет", "αβγ", "“Hi” — 5 € … ½ → ✓ 😀", "Ωmega", "日本", "नमस्ते", "مرحبا"] {
+        for s in [
+            "привет",
+            "αβγ",
+            "“Hi” — 5 € … ½ → ✓ 😀",
+            "Ωmega",
+            "日本",
+            "नमस्ते",
+            "مرحبا",
+        ] {
             assert_eq!(sanitise(s), s);
         }
         // Other scripts are said, in the voice's language or the script's own.
-        for (text, voice) in [("नमस्ते दुनिया।", "hi"), ("你好，世界。", "cmn"), ("مرحبا بالعالم.", "ar")] {
+        for (text, voice) in [
+            ("नमस्ते दुनिया।", "hi"),
+            ("你好，世界。", "cmn"),
+            ("مرحبا بالعالم.", "ar"),
+        ] {
             let said = phonemize(text, voice).unwrap();
             assert!(!said.is_empty() && !said[0].is_empty(), "{text} ({voice})");
         }
@@ -810,7 +822,10 @@ mod tests {
         ] {
             let text = unit.repeat(n);
             assert_ne!(make_safe(&text), text, "{unit:?}×{n}");
-            assert!(!phonemize(&text, "en-us").unwrap().is_empty(), "{unit:?}×{n}");
+            assert!(
+                !phonemize(&text, "en-us").unwrap().is_empty(),
+                "{unit:?}×{n}"
+            );
         }
         // A long clause without dotted runs, and prose of many sentences, keep their dots.
         let prose = "One sentence ends here. Another one follows it. ".repeat(40);

@@ -573,11 +573,17 @@ mod tests {
             };
             let segs = s.segments(text, false);
             assert_tiles(text, &segs);
-            segs.iter().map(|s| s.text.clone()).collect::<Vec<_>>().join(" ")
+            segs.iter()
+                .map(|s| s.text.clone())
+                .collect::<Vec<_>>()
+                .join(" ")
         };
         // German: no English rule runs; espeak-ng says the numbers and symbols in German.
         let german = seg("de");
-        assert!(german.contains("5 €") && german.contains("10 km"), "{german}");
+        assert!(
+            german.contains("5 €") && german.contains("10 km"),
+            "{german}"
+        );
         assert!(!german.contains("five"), "{german}");
         // English (and the unset default) keep the normaliser.
         for en in ["en-us", ""] {

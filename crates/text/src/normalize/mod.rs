@@ -483,7 +483,9 @@ mod tests {
         for l in ["", "en", "en-us", "en_GB", "EN-gb-x-rp", "en-029"] {
             assert!(NormalizeOptions::for_locale(l).english_rules(), "{l}");
         }
-        for l in ["de", "de_DE", "fr", "es", "ru", "ar", "hi", "cmn", "zh_CN", "eo"] {
+        for l in [
+            "de", "de_DE", "fr", "es", "ru", "ar", "hi", "cmn", "zh_CN", "eo",
+        ] {
             assert!(!NormalizeOptions::for_locale(l).english_rules(), "{l}");
         }
     }
