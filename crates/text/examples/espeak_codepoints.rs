@@ -52,7 +52,7 @@ fn main() {
             errors += 1;
         }
         texts += 1;
-        if lo % 0x10000 == 0 {
+        if lo.is_multiple_of(0x10000) {
             eprintln!(
                 "{voice}: U+{lo:04X} after {:.0} s",
                 start.elapsed().as_secs_f64()
