@@ -710,7 +710,9 @@ mod tests {
         for &(lo, hi) in &ESPEAK_152_BAD {
             assert!(espeak_152_bad(lo) && espeak_152_bad(hi));
         }
-        for c in ['a', '\u{55f}', '\u{561}', '\u{96f}', '\u{971}', '\u{9ff}', '\u{b00}', 'ᄒ'] {
+        for c in [
+            'a', '\u{55f}', '\u{561}', '\u{96f}', '\u{971}', '\u{9ff}', '\u{b00}', 'ᄒ',
+        ] {
             assert!(!espeak_152_bad(c), "{c:?}");
         }
     }
