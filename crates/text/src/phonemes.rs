@@ -84,17 +84,47 @@ fn sanitise(text: &str) -> String {
 
 /// Code points on which espeak-ng 1.52.0.1 reads uninitialised memory (valgrind), as sorted,
 /// inclusive ranges: `scripts/valgrind-codepoints.sh` flagged ten blocks of 256 on the
-/// `en-us` voice, and `scripts/valgrind_bisect.py` narrowed them to these (a range it could not
-/// split fails only as a whole, after other text of it). Most are unassigned or archaic
+/// `en-us` voice and two more on `hi`, and `scripts/valgrind_bisect.py` narrowed them to these
+/// (a range it could not split fails only as a whole, after other text of it); the `hi` voice
+/// adds rare Greek signs, unassigned Bengali, some Tamil letters, Malayalam and Sinhala letters
+/// and U+2626. Other voices were not scanned and may misread other code points. Most are unassigned or archaic
 /// letters of a script espeak knows (Georgian, old Hangul jamo, Cherokee small letters, Latin
 /// Extended-D); Cyrillic Supplement with Armenian (U+0500–U+058F), Gurmukhi with Gujarati
 /// (U+0A00–U+0AFF) and Telugu with Kannada (U+0C00–U+0CFF) go whole. They become spaces like
 /// controls; every other code point reaches espeak-ng (docs/RELIABILITY.md).
-const ESPEAK_152_BAD: [(char, char); 17] = [
+const ESPEAK_152_BAD: [(char, char); 46] = [
+    ('\u{380}', '\u{385}'),
+    ('\u{387}', '\u{387}'),
+    ('\u{38b}', '\u{38b}'),
+    ('\u{38d}', '\u{38d}'),
+    ('\u{3e4}', '\u{3e5}'),
+    ('\u{3f5}', '\u{3f8}'),
     ('\u{500}', '\u{58f}'),
     ('\u{970}', '\u{970}'),
+    ('\u{9a9}', '\u{9a9}'),
+    ('\u{9ba}', '\u{9ba}'),
+    ('\u{9ca}', '\u{9ca}'),
     ('\u{a00}', '\u{aff}'),
+    ('\u{ba0}', '\u{ba2}'),
+    ('\u{ba5}', '\u{ba7}'),
+    ('\u{baa}', '\u{bad}'),
+    ('\u{bba}', '\u{bba}'),
     ('\u{c00}', '\u{cff}'),
+    ('\u{d02}', '\u{d02}'),
+    ('\u{d0b}', '\u{d0b}'),
+    ('\u{d60}', '\u{d61}'),
+    ('\u{d7a}', '\u{d7a}'),
+    ('\u{d7c}', '\u{d7c}'),
+    ('\u{d7e}', '\u{d7e}'),
+    ('\u{d87}', '\u{d87}'),
+    ('\u{da6}', '\u{da6}'),
+    ('\u{dac}', '\u{dac}'),
+    ('\u{db3}', '\u{db3}'),
+    ('\u{db9}', '\u{db9}'),
+    ('\u{dca}', '\u{dca}'),
+    ('\u{dd0}', '\u{dd0}'),
+    ('\u{dea}', '\u{dea}'),
+    ('\u{dfa}', '\u{dfa}'),
     ('\u{10c6}', '\u{10c6}'),
     ('\u{10c8}', '\u{10cc}'),
     ('\u{10ce}', '\u{10cf}'),
@@ -105,6 +135,7 @@ const ESPEAK_152_BAD: [(char, char); 17] = [
     ('\u{13e0}', '\u{13ff}'),
     ('\u{1cb9}', '\u{1cba}'),
     ('\u{1cbd}', '\u{1cbf}'),
+    ('\u{2626}', '\u{2626}'),
     ('\u{a740}', '\u{a77f}'),
     ('\u{a7a8}', '\u{a7af}'),
     ('\u{d7a4}', '\u{d7af}'),
