@@ -87,7 +87,8 @@ fn sanitise(text: &str) -> String {
 /// `en-us` voice and two more on `hi`, and `scripts/valgrind_bisect.py` narrowed them to these
 /// (a range it could not split fails only as a whole, after other text of it); the `hi` voice
 /// adds rare Greek signs, unassigned Bengali, some Tamil letters, Malayalam and Sinhala letters
-/// and U+2626. Other voices were not scanned and may misread other code points. Most are unassigned or archaic
+/// and U+2626. With them `en-us` is clean over every code point; `hi` still has reports that
+/// depend on earlier text, and other voices were not scanned (docs/RELIABILITY.md). Most are unassigned or archaic
 /// letters of a script espeak knows (Georgian, old Hangul jamo, Cherokee small letters, Latin
 /// Extended-D); Cyrillic Supplement with Armenian (U+0500–U+058F), Gurmukhi with Gujarati
 /// (U+0A00–U+0AFF) and Telugu with Kannada (U+0C00–U+0CFF) go whole. They become spaces like
