@@ -9,9 +9,10 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 APT_PACKAGES=(
   build-essential pkg-config ca-certificates unzip
-  libespeak-ng-dev espeak-ng-data      # phonemes (FFI to libespeak-ng)
-  libsonic-dev                         # speed and pitch (FFI to libsonic, as espeak-ng and NVDA use)
-  cmake                                # export to Opus: the opus crate builds its bundled libopus 1.5
+  libsonic-dev                         # speed and pitch (FFI to libsonic, as espeak-ng and NVDA use); also linked by espeak-ng
+  cmake                                # espeak-ng 1.52 (espeak-rs-sys builds it and its data) and libopus 1.5 (the opus crate)
+  libclang-dev                         # espeak-rs-sys generates its bindings with bindgen
+  valgrind                             # scripts/valgrind-codepoints.sh (espeak-ng over every code point)
   libasound2-dev                       # cpal (ALSA)
   python3 python3-venv python3-pip     # oracle and reference scripts
   pipewire pipewire-pulse pipewire-alsa wireplumber pulseaudio-utils dbus sox  # audio tests

@@ -11,6 +11,7 @@ PY=build/venv/bin/python
 mkdir -p "$HARK_TEST_DATA"
 echo "== reference data"
 $PY scripts/reference_phonemes.py "$HARK_TEST_DATA" --config "$ONNX.json"
+$PY scripts/reference_languages.py "$HARK_TEST_DATA"
 $PY scripts/oracle.py --onnx "$ONNX" --out "$HARK_TEST_DATA/oracle"
 $PY scripts/export_reference_weights.py "$HARK_TEST_DATA" --onnx "$ONNX"
 # A multi-speaker voice made from the real one (Piper's multi-speaker layout, random speaker

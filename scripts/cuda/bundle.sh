@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Packs what a run on the device machine needs into DEST/bundle.tar.xz: stripped binaries
-# (hark, sd_hark, and the `parity` test binary as bin/gpu_parity), espeak-ng and its libraries (the
-# image lacks them), English espeak-ng data, the voice and reference audio. VOICE is a Hark
-# voice folder, or a Piper ONNX already passed through round_onnx.py and xz (NAME.onnx.xz,
+# (hark, sd_hark, and the `parity` test binary as bin/gpu_parity), the libraries the image
+# lacks, English espeak-ng data (the build's, espeak-ng 1.52), the voice and reference audio.
+# VOICE is a Hark voice folder, or a Piper ONNX already passed through round_onnx.py and xz (NAME.onnx.xz,
 # NAME.onnx.json beside it): run.sh then imports it on the device and gives it to onnxruntime
 # for the benchmark's anchor.
 # On the device: STEPS="parity speak bench sanitize" B=$PWD/.device/NAME bash .device/NAME/run.sh
@@ -28,9 +28,10 @@ fi
 # Every non-glibc library the binary needs; run.sh drops those the device already has.
 ldd target/release/hark | awk '/=> \//{print $3}' | grep -vE '/(libc|libm|libgcc_s|ld-linux)[.-]' |
   while read -r f; do cp -L "$f" "$STAGE/lib/"; done
-D=/usr/lib/x86_64-linux-gnu/espeak-ng-data
+# espeak-ng 1.52 is linked in statically; its data is the build's (run.sh sets HARK_ESPEAK_DATA).
+D=$(scripts/espeak-data-dir.sh release)
 cp -r "$D"/{phontab,phonindex,phondata,intonations,en_dict} "$STAGE/espeak-ng-data/"
-cp -r "$D"/voices "$D"/lang "$STAGE/espeak-ng-data/" 2>/dev/null || true
+cp -r "$D"/voices "$D"/lang "$STAGE/espeak-ng-data/"
 case "$VOICE" in
   *.onnx.xz) mkdir -p "$STAGE/onnx"; cp "$VOICE" "${VOICE%.xz}.json" "$STAGE/onnx/" ;;
   *) cp -r "$VOICE" "$STAGE/voices/" ;;

@@ -25,7 +25,7 @@ setup_env() {
   cd "$H"
   NVRTC=$(ls -d /usr/local/cuda/lib64 2>/dev/null || dirname "$(find / -name 'libnvrtc.so*' 2>/dev/null | head -1)")
   export LD_LIBRARY_PATH=$H/lib:$NVRTC:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-  export ESPEAK_DATA_PATH=$H HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1 XDG_CACHE_HOME=$H/cache
+  export HARK_ESPEAK_DATA=$H/espeak-ng-data HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1 XDG_CACHE_HOME=$H/cache
 }
 soaks() { echo gpu cpu; for f in "$R"/arm-*.err; do [ -f "$f" ] && basename "$f" .err; done; }
 progress() {

@@ -13,7 +13,7 @@ for f in lib/*; do n=$(basename "$f"); ldconfig -p | grep -q "$n (" && rm "$f"; 
 echo "carried libs: $(ls lib | tr '\n' ' ')"
 NVRTC=$(ls -d /usr/local/cuda/lib64 2>/dev/null || dirname "$(find / -name 'libnvrtc.so*' 2>/dev/null | head -1)")
 export LD_LIBRARY_PATH=$H/lib:$NVRTC:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-export ESPEAK_DATA_PATH=$H HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1 XDG_CACHE_HOME=$H/cache
+export HARK_ESPEAK_DATA=$H/espeak-ng-data HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1 XDG_CACHE_HOME=$H/cache
 ldd bin/hark | grep "not found"
 ONNX=
 for x in "$B"/*.onnx.xz; do

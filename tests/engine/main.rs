@@ -5,6 +5,7 @@ mod cli_speak;
 mod cpu_bench;
 mod espeak_isolation;
 mod export;
+mod languages;
 mod navigation;
 mod soak;
 mod ssml_speak;

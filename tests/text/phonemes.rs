@@ -59,25 +59,49 @@ fn chars(sentence: &[String]) -> Vec<char> {
         .collect()
 }
 
+/// Piper's phonemes as espeak-ng 1.52.0.1 writes them: `oːɹ` (its `o@`) becomes `ɔːɹ`.
+fn as_espeak_152(sentence: &[char]) -> Vec<char> {
+    let mut out = sentence.to_vec();
+    for k in 0..out.len().saturating_sub(2) {
+        if out[k] == 'o' && out[k + 1] == 'ː' && out[k + 2] == 'ɹ' {
+            out[k] = 'ɔ';
+        }
+    }
+    out
+}
+
 /// Compare Hark with the reference for each item; returns (failures, sentences checked).
 fn compare(items: &[Item], voice: &str, map: &BTreeMap<String, Vec<i64>>) -> (Vec<String>, usize) {
     let mut failures = Vec::new();
     let mut n_sentences = 0;
     for item in items {
         // Piper yields an empty sentence for text with nothing to say; Hark leaves those out.
+        // The one known difference (docs/TEXT.md, "Differences from Piper"): espeak-ng
+        // 1.52.0.1 writes the vowel of "four" (`o@`) ɔːɹ where Piper's fork writes oːɹ. Piper's
+        // sentences are taken with that vowel rewritten, and its ids made from them; nothing
+        // else may differ.
         let want: Vec<Vec<char>> = item
             .phonemes
             .iter()
-            .map(|s| chars(s))
+            .map(|s| as_espeak_152(&chars(s)))
             .filter(|s| !s.is_empty())
             .collect();
-        let want_ids: Vec<&Vec<i64>> = item
+        let rewritten: Vec<Vec<i64>> = item
             .phonemes
             .iter()
             .zip(&item.ids)
             .filter(|(p, _)| !p.is_empty())
-            .map(|(_, ids)| ids)
+            .map(|(p, ids)| {
+                let original = chars(p);
+                let new = as_espeak_152(&original);
+                if new == original {
+                    ids.clone()
+                } else {
+                    phoneme_ids(&new, map).0
+                }
+            })
             .collect();
+        let want_ids: Vec<&Vec<i64>> = rewritten.iter().collect();
         let got = phonemize(&item.text, voice).expect("phonemize");
         n_sentences += want.len();
         if got != want {

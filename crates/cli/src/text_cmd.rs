@@ -88,10 +88,15 @@ pub fn run(args: TextArgs) -> anyhow::Result<()> {
             normalize.default_voice_locale(&v.espeak_voice, &v.name);
         }
         if args.normalize {
-            println!(
-                "{}",
-                hark_text::normalize::normalize(&input, &normalize).text
-            );
+            // The rules are English: a voice of another language reads the text as written.
+            if normalize.english_rules() {
+                println!(
+                    "{}",
+                    hark_text::normalize::normalize(&input, &normalize).text
+                );
+            } else {
+                println!("{input}");
+            }
             return Ok(());
         }
         let segmenter = Segmenter {

@@ -10,9 +10,26 @@ use super::Overrides;
 /// asked for espeak-ng in process. On an error espeak-ng stays in process, and the error says
 /// why.
 pub fn isolate_espeak(overrides: &Overrides) -> Result<(), String> {
+    use_espeak_data(overrides);
     if overrides.espeak_in_process {
         return Ok(());
     }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     hark_text::espeak_child::isolate(&exe).map_err(|e| e.to_string())
+}
+
+/// Chooses espeak-ng's data folder (before its first use): `HARK_ESPEAK_DATA` when set, else
+/// the data this build of espeak-ng made (a development build, the tests), else the installed
+/// copy ([`crate::overrides::default_espeak_data_dir`]) when it exists. Neither found: espeak-ng's
+/// first use reports an error that says where it looked. [`isolate_espeak`] calls it.
+pub fn use_espeak_data(overrides: &Overrides) {
+    let dir = match &overrides.espeak_data {
+        Some(dir) => Some(dir.clone()),
+        None if hark_text::espeak::built_data_dir().is_some() => None,
+        None => Some(crate::overrides::default_espeak_data_dir())
+            .filter(|d| hark_text::espeak::is_data_dir(d)),
+    };
+    if let Some(dir) = dir {
+        hark_text::espeak::set_data_dir(dir);
+    }
 }

@@ -21,6 +21,9 @@ pub struct Overrides {
     pub gpu: GpuOptions,
     /// `HARK_ESPEAK_IN_PROCESS=1`: espeak-ng runs in this process, not in a child.
     pub espeak_in_process: bool,
+    /// `HARK_ESPEAK_DATA`: espeak-ng's data folder (`espeak-ng-data`), instead of this build's
+    /// or the installed copy ([`crate::espeak::use_espeak_data`]).
+    pub espeak_data: Option<PathBuf>,
 }
 
 impl Default for Overrides {
@@ -31,8 +34,18 @@ impl Default for Overrides {
             voices_dir: default_voices_dir(),
             gpu: GpuOptions::default(),
             espeak_in_process: false,
+            espeak_data: None,
         }
     }
+}
+
+/// `$XDG_DATA_HOME/hark/espeak-ng-data` (`~/.local/share/hark/espeak-ng-data`), where
+/// `scripts/run.sh` installs espeak-ng's data for a binary run away from its build folder.
+pub fn default_espeak_data_dir() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from(".local/share"))
+        .join("hark")
+        .join("espeak-ng-data")
 }
 
 /// `$XDG_DATA_HOME/hark/voices` (`~/.local/share/hark/voices`; the platform's data folder
@@ -83,6 +96,9 @@ impl Overrides {
                 persist_blocks: var("HARK_PERSIST_BLOCKS").and_then(|v| v.parse::<u32>().ok()),
             },
             espeak_in_process: var("HARK_ESPEAK_IN_PROCESS").is_some_and(|v| v == "1"),
+            espeak_data: var("HARK_ESPEAK_DATA")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
         }
     }
 }

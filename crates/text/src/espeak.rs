@@ -1,18 +1,23 @@
-//! Hand-written FFI to the system's libespeak-ng (Debian 1.51), and a process-wide owner.
+//! Hand-written FFI to espeak-ng 1.52.0.1, built from source by `espeak-rs-sys` and linked
+//! statically, and a process-wide owner.
 //!
 //! espeak-ng keeps its state in globals and is not thread-safe, so every call goes through
-//! one `Mutex`. The library is initialised lazily on first use; a failure (no data, no voice)
-//! is reported as a [`TextError`] and never panics.
+//! one `Mutex`. The library is initialised lazily on first use, from the data folder that
+//! [`data_dir`] resolves; a failure (no data, no voice) is reported as a [`TextError`] and never
+//! panics.
 //!
-//! Debian's 1.51 has no `espeak_TextToPhonemesWithTerminator` (a patch in Piper's fork), so
-//! [`Espeak::clauses`] returns, for each clause, the byte range that espeak consumed; the
-//! terminator is recovered from that range by [`super::clause`].
+//! espeak-ng's upstream API has no `espeak_TextToPhonemesWithTerminator` (a patch in Piper's
+//! fork), so [`Espeak::clauses`] returns, for each clause, the byte range that espeak consumed;
+//! the terminator is recovered from that range by [`super::clause`].
 //!
-//! Debian's 1.51 overflows a stack buffer on some inputs ("stack smashing detected", the
-//! process aborts). Only text that [`make_safe`] has passed is handed to it; see there.
+//! Debian's 1.51, which Hark linked before, overflowed a stack buffer on some inputs ("stack
+//! smashing detected") and read freed memory on text in other scripts. Only text that
+//! [`make_safe`] has passed is handed to espeak still (defence in depth, with the child process
+//! of [`super::espeak_child`]); see there.
 
 use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::path::{Path, PathBuf};
 use std::ptr;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -29,7 +34,9 @@ const ESPEAK_CHARS_AUTO: c_int = 0;
 /// Phoneme mode: bit 1 = IPA, no tie, no separator.
 const ESPEAK_PHONEMES_IPA: c_int = 0x02;
 
-#[link(name = "espeak-ng")]
+// The static library and its link lines come from `espeak-rs-sys`; the declarations are ours.
+use espeak_rs_sys as _;
+
 unsafe extern "C" {
     fn espeak_ng_InitializePath(path: *const c_char);
     fn espeak_ng_Initialize(context: *mut EspeakNgErrorContext) -> EspeakNgStatus;
@@ -89,16 +96,32 @@ fn status_message(status: EspeakNgStatus) -> String {
 }
 
 fn initialise() -> Result<Espeak, TextError> {
-    // SAFETY: called once, under the global lock's initialiser; NULL selects the default data
-    // path (or $ESPEAK_DATA_PATH).
-    unsafe { espeak_ng_InitializePath(ptr::null()) };
+    let dir = data_dir()?;
+    // espeak-ng copies the path into a buffer of 160 bytes and appends file names to it.
+    let c_dir = CString::new(dir.as_os_str().as_encoded_bytes())
+        .ok()
+        .filter(|c| c.as_bytes().len() <= MAX_DATA_PATH_BYTES)
+        .ok_or_else(|| {
+            TextError::EspeakInit(format!(
+                "the path of espeak-ng's data is longer than {MAX_DATA_PATH_BYTES} bytes or \
+                 holds NUL: {}; set HARK_ESPEAK_DATA to a copy in a shorter path",
+                dir.display()
+            ))
+        })?;
+    // SAFETY: called once, under the global lock's initialiser, with a NUL-terminated path of
+    // an existing folder (so espeak never falls back to $ESPEAK_DATA_PATH or $HOME).
+    unsafe { espeak_ng_InitializePath(c_dir.as_ptr()) };
     let mut context: EspeakNgErrorContext = ptr::null_mut();
     // SAFETY: `context` is a valid out-pointer; it is cleared below.
     let status = unsafe { espeak_ng_Initialize(&mut context) };
     // SAFETY: clearing a NULL or espeak-allocated context is allowed.
     unsafe { espeak_ng_ClearErrorContext(&mut context) };
     if status != ENS_OK {
-        return Err(TextError::EspeakInit(status_message(status)));
+        return Err(TextError::EspeakInit(format!(
+            "{} (data: {})",
+            status_message(status),
+            dir.display()
+        )));
     }
     // SAFETY: synchronous mode, no audio device.
     let status = unsafe { espeak_ng_InitializeOutput(ENOUTPUT_MODE_SYNCHRONOUS, 0, ptr::null()) };
@@ -106,6 +129,80 @@ fn initialise() -> Result<Espeak, TextError> {
         return Err(TextError::EspeakInit(status_message(status)));
     }
     Ok(Espeak { voice: None })
+}
+
+/// espeak-ng keeps its data path in `char path_home[160]` and builds file paths from it in
+/// buffers a little longer; a longer path is refused rather than cut.
+pub const MAX_DATA_PATH_BYTES: usize = 140;
+
+static DATA_DIR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Use espeak-ng's data from `dir` (a folder `espeak-ng-data`, with `phontab` in it) instead of
+/// the one this build made. For the binaries' edge (`HARK_ESPEAK_DATA`, an installed copy);
+/// only the first call counts, and only before espeak-ng's first use. Returns whether `dir` is
+/// the folder in effect.
+pub fn set_data_dir(dir: PathBuf) -> bool {
+    DATA_DIR.get_or_init(|| dir.clone()) == &dir
+}
+
+/// Whether `dir` holds espeak-ng's compiled data (its phoneme table).
+pub fn is_data_dir(dir: &Path) -> bool {
+    dir.join("phontab").is_file() && dir.join("phondata").is_file()
+}
+
+/// The data folder espeak-ng is initialised from: the one set with [`set_data_dir`], else the
+/// one this build of espeak-ng made ([`built_data_dir`]). An error says where it looked.
+pub fn data_dir() -> Result<PathBuf, TextError> {
+    if let Some(dir) = DATA_DIR.get() {
+        return if is_data_dir(dir) {
+            Ok(dir.clone())
+        } else {
+            Err(TextError::EspeakInit(format!(
+                "no espeak-ng data in {} (it needs phontab and phondata): check HARK_ESPEAK_DATA, \
+                 or reinstall with scripts/run.sh",
+                dir.display()
+            )))
+        };
+    }
+    built_data_dir().ok_or_else(|| {
+        TextError::EspeakInit(format!(
+            "espeak-ng's data was not found: not set (HARK_ESPEAK_DATA, or an installed copy in \
+             ~/.local/share/hark/espeak-ng-data), and not in this build's folder {}",
+            BUILD_DIR.unwrap_or("(unknown)")
+        ))
+    })
+}
+
+/// `<target>/<profile>/build` of the build that compiled this crate (see build.rs).
+const BUILD_DIR: Option<&str> = option_env!("HARK_ESPEAK_BUILD_DIR");
+
+/// The data that `espeak-rs-sys` compiled and installed in its `OUT_DIR`
+/// (`<build>/espeak-rs-sys-<hash>/out/share/espeak-ng-data`), when it is still there (a
+/// development build, the tests, CI). Of several builds (other hashes), the newest. `None`
+/// for a binary that was moved away from its build folder.
+pub fn built_data_dir() -> Option<PathBuf> {
+    let build = Path::new(BUILD_DIR?);
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(build).ok()?.flatten() {
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("espeak-rs-sys-")
+        {
+            continue;
+        }
+        let dir = entry.path().join("out/share/espeak-ng-data");
+        if !is_data_dir(&dir) {
+            continue;
+        }
+        let when = std::fs::metadata(dir.join("phontab"))
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        if best.as_ref().is_none_or(|(t, _)| when > *t) {
+            best = Some((when, dir));
+        }
+    }
+    best.map(|(_, dir)| dir)
 }
 
 /// Exclusive access to the initialised library.
@@ -295,6 +392,7 @@ pub fn make_safe(text: &str) -> Cow<'_, str> {
     dotted.end_group(text.len());
     let mut cuts = dotted.cuts;
     cuts.extend(dots_before_long_runs(text));
+    cuts.extend(dots_in_long_clauses(text));
     if cuts.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -338,6 +436,65 @@ fn dots_before_long_runs(text: &str) -> Vec<std::ops::Range<usize>> {
             }
         }
         (before, last) = (last, Some(c));
+    }
+    out
+}
+
+/// Words a clause may hold before [`make_safe`] takes the dots out of its dotted runs: half of
+/// espeak-ng's limit (`N_CLAUSE_WORDS`, 300), since this count is only an estimate of espeak's.
+pub const MAX_CLAUSE_WORDS_BEFORE_DOTTED_RUNS: usize = 150;
+
+/// The dots of [`make_safe`]'s clause rule (espeak-ng 1.52): in a clause of more than
+/// [`MAX_CLAUSE_WORDS_BEFORE_DOTTED_RUNS`] words, every dot but one that ends a sentence after
+/// a word. espeak-ng reads the letters of a dotted run ("a.b.c", "a . b . c") as one
+/// abbreviation and marks the words it joins for deletion (`dictionary_skipwords`, two per
+/// letter), past the clause's last word when the run straddles the clause's 300-word limit:
+/// that writes beyond `words[N_CLAUSE_WORDS]` on the stack, and 1.52 crashes (a SEGV in
+/// `TranslateClauseWithTerminator` on "a.b.c.d.e.f.g.h.i.j " 20 times; Debian's 1.51 did not).
+///
+/// The estimate counts each group of letters, of digits, and each other visible character as
+/// a word, and starts again where espeak ends a clause: at `, ; : ! ?` before whitespace, and
+/// at a dot before whitespace that ends a word of two or more characters. A dot after a single
+/// letter does not end espeak's clause, nor does a newline or a blank line ("W.\n" and
+/// "W.\n\n" 200 times crashed), and espeak joins runs over more than dots ("W ._W"), so past
+/// the limit every other dot becomes a space. The letters stay, and espeak spells them alone
+/// as it would have in the run; a clause that long is rare in prose.
+fn dots_in_long_clauses(text: &str) -> Vec<std::ops::Range<usize>> {
+    let visible: Vec<(usize, char)> = text
+        .char_indices()
+        .filter(|(_, c)| !invisible(*c))
+        .collect();
+    let mut out = Vec::new();
+    let mut words = 0usize;
+    // Length of the current group of letters or digits, and whether it is digits.
+    let mut group = (0usize, false);
+    for (k, &(i, c)) in visible.iter().enumerate() {
+        let next = visible.get(k + 1).map(|&(_, d)| d);
+        let before_space = next.is_none_or(char::is_whitespace);
+        if c.is_alphanumeric() {
+            let digit = c.is_numeric();
+            if group.0 == 0 || group.1 != digit {
+                words += 1;
+                group = (0, digit);
+            }
+            group.0 += 1;
+            continue;
+        }
+        let word_before = group.0;
+        group = (0, false);
+        if (matches!(c, ',' | ';' | ':' | '!' | '?') && before_space)
+            || (c == '.' && before_space && word_before >= 2)
+        {
+            words = 0;
+            continue;
+        }
+        if c.is_whitespace() {
+            continue;
+        }
+        words += 1;
+        if c == '.' && words > MAX_CLAUSE_WORDS_BEFORE_DOTTED_RUNS {
+            out.push(i..i + 1);
+        }
     }
     out
 }
@@ -402,7 +559,7 @@ impl DottedRuns {
     }
 }
 
-/// The version string of the linked libespeak-ng (e.g. "1.51") and its data path.
+/// The version string of the linked espeak-ng (e.g. "1.52.0.1") and its data path.
 pub fn espeak_version() -> Result<(String, String), TextError> {
     let _guard = Espeak::lock()?;
     let mut path: *const c_char = ptr::null();

@@ -1,8 +1,9 @@
 //! espeak-ng in a child process, so that a crash inside it ends the child, not Hark.
 //!
-//! Debian's libespeak-ng 1.51 has memory errors that [`super::espeak::make_safe`] and the
-//! sanitiser keep away from the inputs known to trigger them, but not all can be known: the
-//! fuzzer also found crashes that depend on what espeak read before (docs/RELIABILITY.md). A
+//! Debian's libespeak-ng 1.51, which Hark linked before 1.52, had memory errors that
+//! [`super::espeak::make_safe`] and the sanitiser keep away from the inputs known to trigger
+//! them, but not all can be known: the fuzzer also found crashes that depend on what espeak
+//! read before (docs/RELIABILITY.md). 1.52 is kept in the child as well (defence in depth). A
 //! binary that calls [`isolate`] at start-up (the `hark` command and the app do) runs espeak
 //! in a copy of itself started with [`CHILD_ARG`], which answers requests on a pipe. When the
 //! child dies or hangs on a text, that text is reported as an error (the engine skips the
@@ -51,10 +52,20 @@ pub fn isolate(exe: &Path) -> Result<(), TextError> {
 /// First thing in a binary's `main`: when this process was started as the phonemiser child
 /// (first argument [`CHILD_ARG`]), serve requests until the parent goes, then exit.
 pub fn serve_if_child() {
-    if std::env::args_os().nth(1).is_some_and(|a| a == CHILD_ARG) {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_some_and(|a| a == CHILD_ARG) {
+        // The parent's espeak-ng data folder, when it set one (`DATA_ARG` PATH).
+        if args.next().is_some_and(|a| a == DATA_ARG)
+            && let Some(dir) = args.next()
+        {
+            super::espeak::set_data_dir(PathBuf::from(dir));
+        }
         serve();
     }
 }
+
+/// After [`CHILD_ARG`]: the espeak-ng data folder the parent uses ([`super::espeak::data_dir`]).
+const DATA_ARG: &str = "--espeak-data";
 
 /// Whether espeak-ng runs in a child process ([`isolate`] was called).
 pub fn isolated() -> bool {
@@ -134,8 +145,13 @@ struct Phonemiser {
 
 impl Phonemiser {
     fn start(exe: &Path) -> Result<Self, TextError> {
-        let mut child = Command::new(exe)
-            .arg(CHILD_ARG)
+        let mut command = Command::new(exe);
+        command.arg(CHILD_ARG);
+        // The child reads the same data, wherever the parent found it.
+        if let Ok(dir) = super::espeak::data_dir() {
+            command.arg(DATA_ARG).arg(dir);
+        }
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -358,7 +358,8 @@ impl Segmenter {
 
     /// The segments of one window of text.
     fn cut(&self, text: &str, first: bool) -> Vec<Segment> {
-        if !self.normalize {
+        // The normaliser's rules are English; another language's text goes as written.
+        if !self.normalize || !self.options.normalize.english_rules() {
             return raw::segments(text, first.then_some(self.options.first_max_chars));
         }
         let n = normalize(text, &self.options.normalize);
@@ -558,6 +559,37 @@ mod tests {
         let segs = raw.segments(&text, true);
         assert_tiles(&text, &segs);
         assert!(segs.iter().all(|s| s.text.len() <= WINDOW_BYTES));
+    }
+
+    #[test]
+    fn text_for_a_voice_of_another_language_goes_as_written() {
+        let text = "Am 3.4. kostet es 5 € bei Dr. Müller. Danach 10 km.";
+        let seg = |locale: &str| {
+            let mut options = SegmentOptions::default();
+            options.normalize.locale = locale.to_string();
+            let s = Segmenter {
+                normalize: true,
+                options,
+            };
+            let segs = s.segments(text, false);
+            assert_tiles(text, &segs);
+            segs.iter()
+                .map(|s| s.text.clone())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // German: no English rule runs; espeak-ng says the numbers and symbols in German.
+        let german = seg("de");
+        assert!(
+            german.contains("5 €") && german.contains("10 km"),
+            "{german}"
+        );
+        assert!(!german.contains("five"), "{german}");
+        // English (and the unset default) keep the normaliser.
+        for en in ["en-us", ""] {
+            let said = seg(en);
+            assert!(said.contains("five euros") && !said.contains('5'), "{said}");
+        }
     }
 
     #[test]

@@ -174,6 +174,16 @@ impl NormalizeOptions {
         }
     }
 
+    /// Whether the normaliser's rules apply: they say numbers, dates, units, symbols and
+    /// abbreviations in (US) English words, so they run for an English locale ("en-us",
+    /// "en_GB", "en") and an empty one (the default) only. Text for a voice of another
+    /// language goes to espeak-ng as written (the segmenter's raw path), which reads numbers
+    /// and symbols in that language.
+    pub fn english_rules(&self) -> bool {
+        let lang = self.locale.split(['-', '_']).next().unwrap_or_default();
+        lang.is_empty() || lang.eq_ignore_ascii_case("en")
+    }
+
     /// The date order in effect: the explicit setting, else the locale's.
     pub fn resolved_date_order(&self) -> DateOrder {
         self.date_order
@@ -182,14 +192,18 @@ impl NormalizeOptions {
 }
 
 /// A voice's locale: its espeak-ng voice when that names a region ("en-us", "en-gb-x-rp"),
-/// else the `xx_YY` prefix of its name ("en_US-joe-medium" → "en_US"), else the espeak voice.
+/// else the `xx_YY` prefix of its name when that is of the same language ("en_US-joe-medium"
+/// → "en_US"), else the espeak voice (it is what speaks: "de" for a voice named "en_US-…"
+/// whose espeak voice is "de").
 pub fn voice_locale<'a>(espeak_voice: &'a str, voice_name: &'a str) -> &'a str {
     let has_region = |s: &str| {
         s.split(['-', '_'])
             .nth(1)
             .is_some_and(|r| r.len() == 2 && r.bytes().all(|b| b.is_ascii_alphabetic()))
     };
-    if has_region(espeak_voice) || !has_region(voice_name) {
+    let lang = |s: &'a str| s.split(['-', '_']).next().unwrap_or_default();
+    let same_language = lang(espeak_voice).eq_ignore_ascii_case(lang(voice_name));
+    if has_region(espeak_voice) || !has_region(voice_name) || !same_language {
         espeak_voice
     } else {
         voice_name.split('-').next().unwrap_or(voice_name)
@@ -450,6 +464,9 @@ mod tests {
         assert_eq!(voice_locale("en", "en_US-amy-low"), "en_US");
         assert_eq!(voice_locale("en-gb-x-rp", "en_GB-alan-low"), "en-gb-x-rp");
         assert_eq!(voice_locale("de", "thorsten"), "de");
+        assert_eq!(voice_locale("de", "de_DE-thorsten-medium"), "de_DE");
+        // The espeak voice speaks: its language wins over a name of another language.
+        assert_eq!(voice_locale("ar", "en_US-joe-medium"), "ar");
         let mut o = NormalizeOptions::default();
         o.default_voice_locale("en-us", "en_US-joe-medium");
         assert_eq!(o.resolved_date_order(), DateOrder::MonthDay);
@@ -459,5 +476,17 @@ mod tests {
         assert_eq!(o.resolved_date_order(), DateOrder::DayMonth);
         o.date_order = Some(DateOrder::MonthDay);
         assert_eq!(o.resolved_date_order(), DateOrder::MonthDay);
+    }
+
+    #[test]
+    fn english_rules_only_for_english_or_unset_locales() {
+        for l in ["", "en", "en-us", "en_GB", "EN-gb-x-rp", "en-029"] {
+            assert!(NormalizeOptions::for_locale(l).english_rules(), "{l}");
+        }
+        for l in [
+            "de", "de_DE", "fr", "es", "ru", "ar", "hi", "cmn", "zh_CN", "eo",
+        ] {
+            assert!(!NormalizeOptions::for_locale(l).english_rules(), "{l}");
+        }
     }
 }

@@ -1,0 +1,196 @@
+//! Other languages: Hark's phonemes and ids against Piper's own (`piper_phonemize`), for each
+//! sentence of `tests/data/language_sentences.tsv` with its espeak-ng voice (German, French,
+//! Spanish, Russian, Arabic, Hindi, Chinese).
+//!
+//! Where Hark's espeak-ng 1.52.0.1 is known to differ from Piper's fork (the file's third
+//! column; docs/TEXT.md, "Differences from Piper"), the test checks that the difference is
+//! exactly the one named, and fails when the text becomes equal, so a stale tag is noticed.
+//!
+//! The reference is generated, not pasted: `scripts/reference_languages.py tests/data/generated`
+//! (scripts/test.sh runs it). `HARK_TEST_DATA` overrides the directory. Without the file the
+//! test prints "skipped: …" and passes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use hark_text::{espeak_version, phoneme_ids, phonemize, text_to_ids};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Reference {
+    piper_phonemize_version: Option<String>,
+    phoneme_id_map: BTreeMap<String, Vec<i64>>,
+    items: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    voice: String,
+    text: String,
+    /// Why Hark differs from Piper on this text, if it is known to.
+    known_difference: Option<String>,
+    /// Sentences of codepoints, each as a one-character string.
+    phonemes: Vec<Vec<String>>,
+    ids: Vec<Vec<i64>>,
+}
+
+fn load() -> Option<Reference> {
+    let dir = std::env::var_os("HARK_TEST_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| testkit::workspace_root().join("tests/data/generated"));
+    let path = dir.join("languages.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        println!(
+            "skipped: run scripts/reference_languages.py first ({} is missing)",
+            path.display()
+        );
+        return None;
+    };
+    Some(serde_json::from_str(&text).expect("languages.json is malformed"))
+}
+
+#[test]
+fn other_languages_match_piper_phonemize() {
+    let Some(reference) = load() else { return };
+    let (version, data) = espeak_version().expect("espeak-ng initialises");
+    println!(
+        "reference: piper-phonemize {:?}; Hark: espeak-ng {version} ({data})",
+        reference.piper_phonemize_version
+    );
+    let voices: BTreeSet<&str> = reference.items.iter().map(|i| i.voice.as_str()).collect();
+    for want in ["de", "fr", "es", "ru", "ar", "hi", "cmn"] {
+        assert!(voices.contains(want), "no reference sentence for {want}");
+    }
+    let map = &reference.phoneme_id_map;
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut known = 0;
+    for item in &reference.items {
+        let want: Vec<String> = item
+            .phonemes
+            .iter()
+            .map(|s| s.concat())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let want_ids: Vec<&Vec<i64>> = item
+            .phonemes
+            .iter()
+            .zip(&item.ids)
+            .filter(|(p, _)| !p.is_empty())
+            .map(|(_, ids)| ids)
+            .collect();
+        let got = phonemize(&item.text, &item.voice).expect("phonemize");
+        let got_text: Vec<String> = got.iter().map(|s| s.iter().collect()).collect();
+        for s in &got {
+            let (_, missing) = phoneme_ids(s, map);
+            if !missing.is_empty() {
+                failures.push(format!(
+                    "[{}] {:?}: symbols not in Piper's map: {missing:?}",
+                    item.voice, item.text
+                ));
+            }
+        }
+        if let Some(kind) = &item.known_difference {
+            match known_difference(kind, &want, &got_text) {
+                Ok(()) => known += 1,
+                Err(why) => failures.push(format!(
+                    "[{}] {:?} ({kind}): {why}\n   piper: {want:?}\n   hark:  {got_text:?}",
+                    item.voice, item.text
+                )),
+            }
+            continue;
+        }
+        if got_text != want {
+            failures.push(format!(
+                "[{}] {:?}\n   piper: {want:?}\n   hark:  {got_text:?}",
+                item.voice, item.text
+            ));
+            continue;
+        }
+        let ids: Vec<Vec<i64>> = got.iter().map(|s| phoneme_ids(s, map).0).collect();
+        let want_owned: Vec<Vec<i64>> = want_ids.iter().map(|v| (*v).clone()).collect();
+        if ids != want_owned {
+            failures.push(format!("[{}] {:?}: ids differ", item.voice, item.text));
+            continue;
+        }
+        // The sentence API (what the engine speaks) gives the same ids.
+        let sentences = text_to_ids(&item.text, &item.voice, map).expect("text_to_ids");
+        let api: Vec<Vec<i64>> = sentences.into_iter().map(|s| s.ids).collect();
+        if api != want_owned {
+            failures.push(format!(
+                "[{}] {:?}: text_to_ids differs",
+                item.voice, item.text
+            ));
+            continue;
+        }
+        checked += 1;
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} texts differ from piper_phonemize:\n{}",
+        failures.len(),
+        reference.items.len(),
+        failures.join("\n")
+    );
+    println!(
+        "{checked} texts identical, {known} with their known difference only, in {} voices",
+        voices.len()
+    );
+}
+
+/// Checks that Hark's sentences `got` differ from Piper's `want` exactly as `kind` says.
+fn known_difference(kind: &str, want: &[String], got: &[String]) -> Result<(), String> {
+    if got == want {
+        return Err("now equal to Piper's: drop the tag".into());
+    }
+    if got.len() != want.len() {
+        return Err(format!("{} sentences, Piper {}", got.len(), want.len()));
+    }
+    match kind {
+        // The short ü: ʏ in 1.52.0.1's German, y in Piper's fork; nothing else.
+        "de-short-u" => {
+            let mapped: Vec<String> = got.iter().map(|s| s.replace('ʏ', "y")).collect();
+            if mapped == want {
+                Ok(())
+            } else {
+                Err("differs in more than ʏ for y".into())
+            }
+        }
+        // Stress (and the vowels it reduces) from Piper's extra Russian dictionary: the same
+        // words and the same consonants in each sentence.
+        "ru-stress" => {
+            const VOWELS_AND_MARKS: &str = "aeiouyɪʊəʌɐɑɔɛæɨɵʉøœɒɜɐˈˌː";
+            let skeleton = |s: &str| -> Vec<String> {
+                s.split(' ')
+                    .map(|w| {
+                        w.chars()
+                            .filter(|c| !VOWELS_AND_MARKS.contains(*c))
+                            .collect()
+                    })
+                    .collect()
+            };
+            for (g, w) in got.iter().zip(want) {
+                if skeleton(g) != skeleton(w) {
+                    return Err(format!(
+                        "consonants or words differ: {:?} vs {:?}",
+                        skeleton(g),
+                        skeleton(w)
+                    ));
+                }
+            }
+            Ok(())
+        }
+        // Words from Piper's extra Mandarin dictionary: grouping and some readings differ; the
+        // syllables (tone digits) are within two of Piper's in each sentence.
+        "cmn-words" => {
+            let tones = |s: &str| s.chars().filter(char::is_ascii_digit).count();
+            for (g, w) in got.iter().zip(want) {
+                if tones(g).abs_diff(tones(w)) > 2 {
+                    return Err(format!("{} syllables, Piper {}", tones(g), tones(w)));
+                }
+            }
+            Ok(())
+        }
+        other => Err(format!("unknown difference {other:?}")),
+    }
+}
