@@ -31,7 +31,7 @@ def main():
     for line in Path(args.sentences).read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        voice, text, *known = line.split("\t")
+        voice, text = line.split("\t")
         # As in reference_phonemes.py: nothing kept back by espeak from an earlier text.
         piper_phonemize.phonemize_espeak(" a", voice)
         sentences = piper_phonemize.phonemize_espeak(text, voice)
@@ -40,7 +40,6 @@ def main():
             {
                 "voice": voice,
                 "text": text,
-                "known_difference": known[0] if known else None,
                 "phonemes": sentences,
                 "ids": ids,
             }

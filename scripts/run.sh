@@ -18,11 +18,11 @@ elif [ $# -gt 0 ]; then
 else
   cargo build --release --locked -p hark -p hark-app
 fi
-# espeak-ng's data (built with it), installed where a hark binary run away from this build
-# folder finds it (HARK_ESPEAK_DATA overrides).
+# espeak-ng's data: Piper's own (the voices were trained on its phonemes), installed where every
+# hark binary, the app and sd_hark find it (HARK_ESPEAK_DATA overrides).
 DATA=${XDG_DATA_HOME:-$HOME/.local/share}/hark/espeak-ng-data
 rm -rf "$DATA.new" && mkdir -p "$(dirname "$DATA")"
-cp -r "$(scripts/espeak-data-dir.sh release)" "$DATA.new" && rm -rf "$DATA" && mv "$DATA.new" "$DATA"
+cp -r "$(scripts/espeak-data.sh)" "$DATA.new" && rm -rf "$DATA" && mv "$DATA.new" "$DATA"
 if ! $HARK voice list | grep -q '^en_US-joe-medium'; then
   $HARK voice import "$ONNX"
 fi

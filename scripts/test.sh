@@ -7,6 +7,9 @@ scripts/install-deps.sh
 ONNX=$(scripts/fetch-voice.sh)
 export HARK_TEST_ONNX="$ONNX"
 export HARK_TEST_DATA="$PWD/tests/data/generated"
+# espeak-ng reads Piper's data, as an installed Hark does (scripts/run.sh).
+HARK_ESPEAK_DATA=$(scripts/espeak-data.sh)
+export HARK_ESPEAK_DATA
 PY=build/venv/bin/python
 mkdir -p "$HARK_TEST_DATA"
 echo "== reference data"

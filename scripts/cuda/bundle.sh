@@ -28,8 +28,8 @@ fi
 # Every non-glibc library the binary needs; run.sh drops those the device already has.
 ldd target/release/hark | awk '/=> \//{print $3}' | grep -vE '/(libc|libm|libgcc_s|ld-linux)[.-]' |
   while read -r f; do cp -L "$f" "$STAGE/lib/"; done
-# espeak-ng 1.52 is linked in statically; its data is the build's (run.sh sets HARK_ESPEAK_DATA).
-D=$(scripts/espeak-data-dir.sh release)
+# espeak-ng 1.52 is linked in statically; its data is Piper's (run.sh sets HARK_ESPEAK_DATA).
+D=$(scripts/espeak-data.sh)
 cp -r "$D"/{phontab,phonindex,phondata,intonations,en_dict} "$STAGE/espeak-ng-data/"
 cp -r "$D"/voices "$D"/lang "$STAGE/espeak-ng-data/"
 case "$VOICE" in

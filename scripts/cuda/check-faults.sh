@@ -46,7 +46,7 @@ for f in lib/*; do n=$(basename "$f"); ldconfig -p | grep -q "$n (" && rm -f "$f
 NVRTC=$(ls -d /usr/local/cuda/lib64 2>/dev/null || dirname "$(find / -name 'libnvrtc.so*' 2>/dev/null | head -1)")
 BASE_LD=$H/lib:/usr/local/nvidia/lib64
 export LD_LIBRARY_PATH=$BASE_LD:$NVRTC:${LD_LIBRARY_PATH:-}
-export ESPEAK_DATA_PATH=$H HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1 XDG_CACHE_HOME=$H/cache
+export HARK_ESPEAK_DATA=$H/espeak-ng-data HARK_VOICES_DIR=$H/voices RUST_BACKTRACE=1 XDG_CACHE_HOME=$H/cache
 export HARK_FAULT_VOICES=$H/voices HARK_FAULT_BACKEND=cuda
 S="The quick brown fox jumps over the lazy dog, while the old farmer watches from his porch."
 fails=0

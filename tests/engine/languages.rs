@@ -48,6 +48,7 @@ fn run(voices: &Path, args: &[&str]) -> String {
 
 #[test]
 fn a_voice_of_another_language_speaks_its_text() {
+    testkit::use_espeak_data();
     let Some(installed) = installed_voices_dir(HARK) else {
         return;
     };

@@ -118,9 +118,18 @@ impl OracleCase {
     }
 }
 
+/// espeak-ng in this test process reads the data the `hark` binaries it runs read
+/// (`HARK_ESPEAK_DATA`: Piper's, which scripts/test.sh sets), so that in-process phonemes equal
+/// theirs. Call before anything phonemises; [`voice_onnx_or_skip`] does.
+pub fn use_espeak_data() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| hark_engine::espeak::use_espeak_data(&hark_engine::Overrides::from_env()));
+}
+
 /// The real voice's ONNX (`$HARK_TEST_ONNX`, default the wheel unpacked under build/voice), or
 /// `None` after printing the skip line.
 pub fn voice_onnx_or_skip() -> Option<PathBuf> {
+    use_espeak_data();
     let root = workspace_root();
     let path = std::env::var_os("HARK_TEST_ONNX")
         .map(PathBuf::from)

@@ -19,13 +19,14 @@ pub fn isolate_espeak(overrides: &Overrides) -> Result<(), String> {
 }
 
 /// Chooses espeak-ng's data folder (before its first use): `HARK_ESPEAK_DATA` when set, else
-/// the data this build of espeak-ng made (a development build, the tests), else the installed
-/// copy ([`crate::overrides::default_espeak_data_dir`]) when it exists. Neither found: espeak-ng's
-/// first use reports an error that says where it looked. [`isolate_espeak`] calls it.
+/// the installed copy ([`crate::overrides::default_espeak_data_dir`]: Piper's own data, which
+/// `scripts/run.sh` installs and the voices were trained on) when it exists, else the data this
+/// build of espeak-ng made (a development build; its English and Russian differ a little from
+/// Piper's, docs/TEXT.md). None found: espeak-ng's first use reports an error that says where
+/// it looked. [`isolate_espeak`] calls it.
 pub fn use_espeak_data(overrides: &Overrides) {
     let dir = match &overrides.espeak_data {
         Some(dir) => Some(dir.clone()),
-        None if hark_text::espeak::built_data_dir().is_some() => None,
         None => Some(crate::overrides::default_espeak_data_dir())
             .filter(|d| hark_text::espeak::is_data_dir(d)),
     };

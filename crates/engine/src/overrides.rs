@@ -21,8 +21,8 @@ pub struct Overrides {
     pub gpu: GpuOptions,
     /// `HARK_ESPEAK_IN_PROCESS=1`: espeak-ng runs in this process, not in a child.
     pub espeak_in_process: bool,
-    /// `HARK_ESPEAK_DATA`: espeak-ng's data folder (`espeak-ng-data`), instead of this build's
-    /// or the installed copy ([`crate::espeak::use_espeak_data`]).
+    /// `HARK_ESPEAK_DATA`: espeak-ng's data folder (`espeak-ng-data`), instead of the installed
+    /// copy or this build's ([`crate::espeak::use_espeak_data`]).
     pub espeak_data: Option<PathBuf>,
 }
 

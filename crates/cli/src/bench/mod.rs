@@ -265,7 +265,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let ids = ort_ids(&voice)?;
     let script = ort_script()?;
     let ort = (!args.no_ort)
-        .then(|| ort_command(&args, &threads, ids.path(), script.path()))
+        .then(|| ort_command(&args, &threads, ids.path(), &script.path()))
         .transpose()?
         .map(|mut c| {
             c.arg("--serve");
@@ -313,9 +313,22 @@ fn ort_ids(voice: &Voice) -> anyhow::Result<tempfile::NamedTempFile> {
 /// (the GPU device machine).
 const BENCH_ORT_PY: &str = include_str!("../../../../scripts/bench_ort.py");
 
-/// The anchor's script in a temporary file (the binary may run away from the source tree).
-fn ort_script() -> anyhow::Result<tempfile::NamedTempFile> {
-    let script = tempfile::Builder::new().suffix(".py").tempfile()?;
+/// The anchor's script, alone in a temporary folder: Python puts the script's folder first on
+/// its path, so a shared one (/tmp) could shadow the standard library with any stray `.py`.
+struct OrtScript {
+    dir: tempfile::TempDir,
+}
+
+impl OrtScript {
+    fn path(&self) -> PathBuf {
+        self.dir.path().join("bench_ort.py")
+    }
+}
+
+fn ort_script() -> anyhow::Result<OrtScript> {
+    let script = OrtScript {
+        dir: tempfile::tempdir()?,
+    };
     std::fs::write(script.path(), BENCH_ORT_PY)?;
     Ok(script)
 }
@@ -356,7 +369,7 @@ fn ort_command(
 /// The anchor's first-clause runs, one after the other (the CUDA benchmark's comparison row).
 fn run_ort(args: &BenchArgs, threads: usize, ids: &std::path::Path) -> anyhow::Result<Stats> {
     let script = ort_script()?;
-    let mut cmd = ort_command(args, &[threads], ids, script.path())?;
+    let mut cmd = ort_command(args, &[threads], ids, &script.path())?;
     let out = cmd
         .args(["--full-runs", &args.full_runs.to_string()])
         .args(["--clause-runs", &args.runs.to_string()])
