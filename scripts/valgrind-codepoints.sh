@@ -15,6 +15,8 @@ FROM=$((16#${FROM:-0})); TO=$((16#${TO:-10FFFF}))
 # NO_BUILD=1: use the example as built (while another cargo command holds the build lock).
 [ "${NO_BUILD:-0}" = 1 ] || cargo build -q -p hark-text --example espeak_codepoints
 BIN=target/debug/examples/espeak_codepoints
+# The data Hark reads: Piper's (HARK_ESPEAK_DATA overrides; empty: the build's own).
+export HARK_ESPEAK_DATA=${HARK_ESPEAK_DATA-$(scripts/espeak-data.sh)}
 LOG=$(mktemp -d)
 start=$(date +%s)
 pids=()

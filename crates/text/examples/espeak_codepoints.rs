@@ -27,6 +27,14 @@ fn main() {
     let to = parse_hex(args.next(), 0x10FFFF);
     // `trace`: each chunk's range on stderr before it goes in (to find valgrind's report).
     let trace = args.next().is_some_and(|a| a == "trace");
+    // The data Hark reads (Piper's, `scripts/espeak-data.sh`), when given; else the build's.
+    if let Some(dir) = std::env::var_os("HARK_ESPEAK_DATA").filter(|d| !d.is_empty()) {
+        hark_text::espeak::set_data_dir(dir.into());
+    }
+    match hark_text::espeak::data_dir() {
+        Ok(d) => eprintln!("espeak-ng data: {}", d.display()),
+        Err(e) => eprintln!("espeak-ng data: {e}"),
+    }
     let start = Instant::now();
     let (mut texts, mut points, mut errors) = (0usize, 0usize, 0usize);
     let mut lo = from;
