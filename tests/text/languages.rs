@@ -12,7 +12,6 @@
 //! test prints "skipped: …" and passes.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use hark_text::{espeak_version, phoneme_ids, phonemize, text_to_ids};
 use serde::Deserialize;
@@ -34,18 +33,7 @@ struct Item {
 }
 
 fn load() -> Option<Reference> {
-    let dir = std::env::var_os("HARK_TEST_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| testkit::workspace_root().join("tests/data/generated"));
-    let path = dir.join("languages.json");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        println!(
-            "skipped: run scripts/reference_languages.py first ({} is missing)",
-            path.display()
-        );
-        return None;
-    };
-    Some(serde_json::from_str(&text).expect("languages.json is malformed"))
+    crate::generated("languages.json", "reference_languages.py")
 }
 
 #[test]

@@ -5,7 +5,6 @@
 //! Without the file the test prints "skipped: …" and passes.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use hark_text::{
     MAX_SENTENCE_PHONEMES, espeak_version, phoneme_ids, phonemize, split_sentences, text_to_ids,
@@ -33,18 +32,7 @@ struct Item {
 }
 
 fn load() -> Option<Reference> {
-    let dir = std::env::var_os("HARK_TEST_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| testkit::workspace_root().join("tests/data/generated"));
-    let path = dir.join("phonemes.json");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        println!(
-            "skipped: run scripts/reference_phonemes.py first ({} is missing)",
-            path.display()
-        );
-        return None;
-    };
-    Some(serde_json::from_str(&text).expect("phonemes.json is malformed"))
+    crate::generated("phonemes.json", "reference_phonemes.py")
 }
 
 fn chars(sentence: &[String]) -> Vec<char> {
