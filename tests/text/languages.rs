@@ -53,19 +53,10 @@ fn other_languages_match_piper_phonemize() {
     let mut failures = Vec::new();
     let mut checked = 0;
     for item in &reference.items {
-        let want: Vec<String> = item
-            .phonemes
-            .iter()
-            .map(|s| s.concat())
-            .filter(|s| !s.is_empty())
-            .collect();
-        let want_ids: Vec<&Vec<i64>> = item
-            .phonemes
-            .iter()
-            .zip(&item.ids)
-            .filter(|(p, _)| !p.is_empty())
-            .map(|(_, ids)| ids)
-            .collect();
+        let (want, want_ids): (Vec<String>, Vec<&Vec<i64>>) =
+            crate::spoken(&item.phonemes, &item.ids)
+                .map(|(p, ids)| (p.concat(), ids))
+                .unzip();
         let got = phonemize(&item.text, &item.voice).expect("phonemize");
         let got_text: Vec<String> = got.iter().map(|s| s.iter().collect()).collect();
         for s in &got {

@@ -18,3 +18,16 @@ fn generated<T: serde::de::DeserializeOwned>(name: &str, script: &str) -> Option
     };
     Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name} is malformed: {e}")))
 }
+
+/// Piper's sentences (each a list of one-character strings) with their ids, leaving out the
+/// empty ones Piper yields for text with nothing to say (Hark leaves those out).
+fn spoken<'a>(
+    phonemes: &'a [Vec<String>],
+    ids: &'a [Vec<i64>],
+) -> impl Iterator<Item = (&'a [String], &'a Vec<i64>)> {
+    phonemes
+        .iter()
+        .zip(ids)
+        .filter(|(p, _)| !p.is_empty())
+        .map(|(p, i)| (p.as_slice(), i))
+}

@@ -52,20 +52,10 @@ fn compare(items: &[Item], voice: &str, map: &BTreeMap<String, Vec<i64>>) -> (Ve
     let mut failures = Vec::new();
     let mut n_sentences = 0;
     for item in items {
-        // Piper yields an empty sentence for text with nothing to say; Hark leaves those out.
-        let want: Vec<Vec<char>> = item
-            .phonemes
-            .iter()
-            .map(|s| chars(s))
-            .filter(|s| !s.is_empty())
-            .collect();
-        let want_ids: Vec<&Vec<i64>> = item
-            .phonemes
-            .iter()
-            .zip(&item.ids)
-            .filter(|(p, _)| !p.is_empty())
-            .map(|(_, ids)| ids)
-            .collect();
+        let (want, want_ids): (Vec<Vec<char>>, Vec<&Vec<i64>>) =
+            crate::spoken(&item.phonemes, &item.ids)
+                .map(|(p, ids)| (chars(p), ids))
+                .unzip();
         let got = phonemize(&item.text, voice).expect("phonemize");
         n_sentences += want.len();
         if got != want {
