@@ -128,7 +128,8 @@ impl Backend for CpuBackend {
     ) -> Result<UtteranceInfo, BackendError> {
         let dims = &self.voice.config.dims;
         let mut rng = cpu::noise::NoiseSource::new(seed);
-        let front = pipeline::frontend(self.weights()?, dims, ids, scales, &mut rng)?;
+        let w = self.weights()?;
+        let front = cpu::team::hot(|| pipeline::frontend(w, dims, ids, scales, &mut rng))?;
         let frames = front.z_p.dim(1);
         self.z_p = Some(front.z_p);
         Ok(UtteranceInfo {
@@ -153,8 +154,10 @@ impl Backend for CpuBackend {
         let z_p = self.z_p.as_ref().ok_or(BackendError::NoUtterance)?;
         let d = &self.voice.config.dims;
         let (w, ctx) = (self.weights()?, self.context);
-        let audio = cpu::decoder::window_flow(w, d, z_p, start, end, ctx, cancelled)
-            .and_then(|(z, keep)| cpu::decoder::decode_cols(w, d, &z, keep, cancelled));
+        let audio = cpu::team::hot(|| {
+            cpu::decoder::window_flow(w, d, z_p, start, end, ctx, cancelled)
+                .and_then(|(z, keep)| cpu::decoder::decode_cols(w, d, &z, keep, cancelled))
+        });
         match audio {
             Ok(audio) => Ok(Some(audio)),
             Err(cpu::ModelError::Cancelled) => Ok(None),

@@ -194,6 +194,12 @@ impl Worker {
     }
 }
 
+/// A pause before every timed run, so that neither engine starts while the other's threads
+/// are still spinning down (onnxruntime's pool spins after a run, and took a core from the
+/// next Hark run: the first clause at 2 threads timed 114 ms right after onnxruntime and
+/// 89 ms on its own). Both engines start each run from idle, as they do in use.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
+
 pub fn run(voice: Arc<Voice>, args: CpuArgs) -> anyhow::Result<()> {
     let load_before = load();
     let workers = args
@@ -237,10 +243,13 @@ pub fn run(voice: Arc<Voice>, args: CpuArgs) -> anyhow::Result<()> {
             ] {
                 for _ in 0..reps {
                     if ort_first && let Some(o) = ort.as_mut() {
+                        std::thread::sleep(SETTLE);
                         anchor[a].push(which, o.time(which, threads)?);
                     }
+                    std::thread::sleep(SETTLE);
                     hark[a].push(which, workers[p].speak(text)?.0);
                     if !ort_first && let Some(o) = ort.as_mut() {
+                        std::thread::sleep(SETTLE);
                         anchor[a].push(which, o.time(which, threads)?);
                     }
                 }

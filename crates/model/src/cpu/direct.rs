@@ -109,7 +109,7 @@ mod x86 {
     use super::ConvDims;
     use std::arch::x86_64::*;
 
-    /// Walks output rows in blocks of `R` and columns in blocks of `NV·L` (`L` lanes), calling
+    /// Walks output rows in blocks of `r` and columns in blocks of `width`, calling
     /// `tile(co, j, cols)` for each register tile; the last column block may be partial.
     #[inline(always)]
     fn for_tiles(d: ConvDims, r: usize, width: usize, mut tile: impl FnMut(usize, usize, usize)) {
@@ -123,7 +123,9 @@ mod x86 {
         }
     }
 
-    /// AVX-512: 8 rows × 3 vectors (48 columns) = 24 accumulators; leftover rows one at a time.
+    /// AVX-512: 8 rows × 3 vectors (48 columns) = 24 accumulators; leftover rows one at a
+    /// time. A partial last column block runs on as few vectors as it needs: a masked lane
+    /// costs a whole FMA, and the register tiles of short convolutions are mostly remainder.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn conv_avx512(
         x: *const f32,
@@ -136,7 +138,12 @@ mod x86 {
         let full = d.cout / 8 * 8;
         let main = ConvDims { cout: full, ..d };
         for_tiles(main, 8, 48, |co, j, cols| unsafe {
-            tile512::<8, 3>(x.add(j), xs, w, d, co, out.add(j), os, cols)
+            let (x, out) = (x.add(j), out.add(j));
+            match cols {
+                ..=16 => tile512::<8, 1>(x, xs, w, d, co, out, os, cols),
+                17..=32 => tile512::<8, 2>(x, xs, w, d, co, out, os, cols),
+                _ => tile512::<8, 3>(x, xs, w, d, co, out, os, cols),
+            }
         });
         let rest = ConvDims {
             cout: d.cout - full,
@@ -211,7 +218,8 @@ mod x86 {
         }
     }
 
-    /// AVX2: 4 rows × 3 vectors (24 columns) = 12 accumulators; leftover rows one at a time.
+    /// AVX2: 4 rows × 3 vectors (24 columns) = 12 accumulators; leftover rows one at a time;
+    /// a partial last column block on as few vectors as it needs (as in [`conv_avx512`]).
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn conv_avx2(
         x: *const f32,
@@ -224,7 +232,12 @@ mod x86 {
         let full = d.cout / 4 * 4;
         let main = ConvDims { cout: full, ..d };
         for_tiles(main, 4, 24, |co, j, cols| unsafe {
-            tile256::<4, 3>(x.add(j), xs, w, d, co, out.add(j), os, cols)
+            let (x, out) = (x.add(j), out.add(j));
+            match cols {
+                ..=8 => tile256::<4, 1>(x, xs, w, d, co, out, os, cols),
+                9..=16 => tile256::<4, 2>(x, xs, w, d, co, out, os, cols),
+                _ => tile256::<4, 3>(x, xs, w, d, co, out, os, cols),
+            }
         });
         let rest = ConvDims {
             cout: d.cout - full,
@@ -333,6 +346,10 @@ mod tests {
             (16, 16, 1, 1, 17),
             (2, 3, 3, 12, 5),
             (7, 24, 3, 1, 200),
+            (6, 16, 5, 2, 64),
+            (6, 16, 5, 2, 80),
+            (6, 16, 5, 2, 113),
+            (3, 8, 3, 1, 20),
         ] {
             let d = ConvDims {
                 cin,

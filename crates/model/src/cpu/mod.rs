@@ -13,6 +13,7 @@ pub mod pipeline;
 pub mod polyphase;
 pub mod speaker;
 pub mod spline;
+pub mod team;
 #[cfg(test)]
 pub(crate) mod testutil;
 mod tiles;

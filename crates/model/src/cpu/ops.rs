@@ -122,13 +122,19 @@ pub fn depthwise_conv1d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, dilation:
         let wr = &w.data[ch * k..(ch + 1) * k];
         let yr = out.row_mut(ch);
         for (tap, &wv) in wr.iter().enumerate() {
+            // Output o reads input o + shift; only the part inside the row contributes
+            // (zero padding), so each tap is one branch-free loop over that range.
             let shift = (tap * dilation) as isize - pad as isize;
-            for (o, y) in yr.iter_mut().enumerate() {
-                let i = o as isize + shift;
-                if i >= 0 && (i as usize) < t {
-                    *y += wv * xr[i as usize];
-                }
+            let lo = (-shift).clamp(0, t as isize) as usize;
+            let hi = (t as isize - shift).clamp(lo as isize, t as isize) as usize;
+            if lo == hi {
+                continue; // the tap reaches past the row (a short input, a wide dilation)
             }
+            let src = &xr[(lo as isize + shift) as usize..(hi as isize + shift) as usize];
+            yr[lo..hi]
+                .iter_mut()
+                .zip(src)
+                .for_each(|(y, &v)| *y += wv * v);
         }
     }
     out
@@ -348,8 +354,7 @@ pub fn leaky_relu(x: &mut [f32], slope: f32) {
 
 /// Exact (erf) GELU, as PyTorch's default.
 pub fn gelu(x: &mut [f32]) {
-    x.iter_mut()
-        .for_each(|v| *v = 0.5 * *v * (1.0 + libm::erff(*v * std::f32::consts::FRAC_1_SQRT_2)));
+    super::vmath::gelu_in_place2(x, &[]);
 }
 
 pub fn add_assign(x: &mut [f32], y: &[f32]) {
@@ -476,7 +481,13 @@ mod tests {
 
     #[test]
     fn depthwise_matches_grouped_definition() {
-        let (c, t, k, dil) = (4, 11, 3, 3);
+        // Dilations whose outer taps reach past short rows too (9 · 1 > 3).
+        for (c, t, k, dil) in [(4, 11, 3, 3), (3, 3, 3, 9), (2, 1, 5, 2), (2, 12, 3, 9)] {
+            depthwise_case(c, t, k, dil);
+        }
+    }
+
+    fn depthwise_case(c: usize, t: usize, k: usize, dil: usize) {
         let x = Tensor::new(vec![c, t], lcg(7, c * t));
         let w = Tensor::new(vec![c, 1, k], lcg(8, c * k));
         let got = depthwise_conv1d(&x, &w, None, dil);
