@@ -90,6 +90,8 @@ pub struct CpuBackend {
     /// The voice's weights conditioned on its speaker (`cpu::speaker`; the voice's own for a
     /// single speaker), or why they could not be (reported by `begin`).
     weights: Result<Weights, String>,
+    /// The decoder's upsamplers packed once from `weights`.
+    packs: Option<cpu::decoder::DecoderPacks>,
     context: usize,
     z_p: Option<Tensor>,
 }
@@ -100,9 +102,14 @@ impl CpuBackend {
         let weights =
             cpu::speaker::speaker_weights(&voice.weights, &voice.config.dims, voice.speaker)
                 .map_err(|e| e.to_string());
+        let packs = weights
+            .as_ref()
+            .ok()
+            .and_then(|w| cpu::decoder::DecoderPacks::new(w, &voice.config.dims).ok());
         Self {
             voice,
             weights,
+            packs,
             context,
             z_p: None,
         }
@@ -155,8 +162,12 @@ impl Backend for CpuBackend {
         let d = &self.voice.config.dims;
         let (w, ctx) = (self.weights()?, self.context);
         let audio = cpu::team::hot(|| {
-            cpu::decoder::window_flow(w, d, z_p, start, end, ctx, cancelled)
-                .and_then(|(z, keep)| cpu::decoder::decode_cols(w, d, &z, keep, cancelled))
+            cpu::decoder::window_flow(w, d, z_p, start, end, ctx, cancelled).and_then(
+                |(z, keep)| match &self.packs {
+                    Some(p) => cpu::decoder::decode_cols_packed(w, d, p, &z, keep, cancelled),
+                    None => cpu::decoder::decode_cols(w, d, &z, keep, cancelled),
+                },
+            )
         });
         match audio {
             Ok(audio) => Ok(Some(audio)),

@@ -164,47 +164,56 @@ pub fn relative_attention(
         }
     }
 
-    let mut out = Tensor::zeros(vec![h, t]);
-    for head in 0..n_heads {
-        let rows = head * kc..(head + 1) * kc;
-        // q_h/√kc as [T, kc]; k_h as [kc, T]; v_h as [T, kc].
-        let mut qt = vec![0.0f32; t * kc];
-        let mut vt = vec![0.0f32; t * kc];
-        for (c, ch) in rows.clone().enumerate() {
-            for i in 0..t {
-                qt[i * kc + c] = q.data[ch * t + i] * inv;
-                vt[i * kc + c] = v.data[ch * t + i];
-            }
-        }
-        let kh = &k.data[rows.start * t..rows.end * t];
-        let mut scores = matmul(&qt, kh, t, kc, t); // [T, T]
-        let rel = matmul(&qt, &emb_k_t, t, kc, nrel); // [T, 2w+1]
-        for i in 0..t {
-            let row = &mut scores[i * t..(i + 1) * t];
-            for r in 0..nrel {
-                let j = i as isize + r as isize - window as isize;
-                if j >= 0 && (j as usize) < t {
-                    row[j as usize] += rel[i * nrel + r];
+    // The heads are independent: one task each (their matmuls split further when large).
+    use rayon::prelude::*;
+    let heads: Vec<Vec<f32>> = (0..n_heads)
+        .into_par_iter()
+        .map(|head| {
+            let rows = head * kc..(head + 1) * kc;
+            // q_h/√kc as [T, kc]; k_h as [kc, T]; v_h as [T, kc].
+            let mut qt = vec![0.0f32; t * kc];
+            let mut vt = vec![0.0f32; t * kc];
+            for (c, ch) in rows.clone().enumerate() {
+                for i in 0..t {
+                    qt[i * kc + c] = q.data[ch * t + i] * inv;
+                    vt[i * kc + c] = v.data[ch * t + i];
                 }
             }
-            softmax_in_place(row);
-        }
-        let mut o = matmul(&scores, &vt, t, t, kc); // [T, kc]
-        for i in 0..t {
-            let oi = &mut o[i * kc..(i + 1) * kc];
-            for r in 0..nrel {
-                let j = i as isize + r as isize - window as isize;
-                if j >= 0 && (j as usize) < t {
-                    let p = scores[i * t + j as usize];
-                    for (ov, &e) in oi.iter_mut().zip(&emb_v[r * kc..(r + 1) * kc]) {
-                        *ov += p * e;
+            let kh = &k.data[rows.start * t..rows.end * t];
+            let mut scores = matmul(&qt, kh, t, kc, t); // [T, T]
+            let rel = matmul(&qt, &emb_k_t, t, kc, nrel); // [T, 2w+1]
+            for i in 0..t {
+                let row = &mut scores[i * t..(i + 1) * t];
+                for r in 0..nrel {
+                    let j = i as isize + r as isize - window as isize;
+                    if j >= 0 && (j as usize) < t {
+                        row[j as usize] += rel[i * nrel + r];
+                    }
+                }
+                softmax_in_place(row);
+            }
+            let mut o = matmul(&scores, &vt, t, t, kc); // [T, kc]
+            for i in 0..t {
+                let oi = &mut o[i * kc..(i + 1) * kc];
+                for r in 0..nrel {
+                    let j = i as isize + r as isize - window as isize;
+                    if j >= 0 && (j as usize) < t {
+                        let p = scores[i * t + j as usize];
+                        for (ov, &e) in oi.iter_mut().zip(&emb_v[r * kc..(r + 1) * kc]) {
+                            *ov += p * e;
+                        }
                     }
                 }
             }
-        }
-        for (c, ch) in rows.enumerate() {
-            for i in 0..t {
-                out.data[ch * t + i] = o[i * kc + c];
+            o
+        })
+        .collect();
+    let mut out = Tensor::zeros(vec![h, t]);
+    for (head, o) in heads.iter().enumerate() {
+        for c in 0..kc {
+            let row = out.row_mut(head * kc + c);
+            for (i, dst) in row.iter_mut().enumerate() {
+                *dst = o[i * kc + c];
             }
         }
     }
@@ -212,14 +221,7 @@ pub fn relative_attention(
 }
 
 fn softmax_in_place(row: &mut [f32]) {
-    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0f32;
-    for v in row.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
-    }
-    let inv = 1.0 / sum;
-    row.iter_mut().for_each(|v| *v *= inv);
+    super::vmath::softmax_in_place(row);
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! Flip, coupling n−1, Flip, …, coupling 0. Each coupling is mean-only:
 //! `x1 ← x1 − post(WN(pre(x0)))`. Batch 1, mask all ones.
 
-use super::ops::{conv1d, conv1d_fused};
+use super::ops::{add_assign, conv1d, conv1d_fused, par_zip};
 use super::vmath::tanh_sigmoid_gate;
 use super::{CancelFn, ModelError, Result, check_cancel};
 use hark_voice::tensor::Tensor;
@@ -60,7 +60,7 @@ pub fn wavenet(w: &Weights, d: &ModelDims, prefix: &str, x: &Tensor) -> Result<T
         // Gate in place: the first H rows become tanh(a[:H]) · σ(a[H:]).
         {
             let (ta, sa) = a.data.split_at_mut(h * t);
-            tanh_sigmoid_gate(ta, sa);
+            par_zip(ta, &sa[..h * t], tanh_sigmoid_gate);
         }
         a.data.truncate(h * t);
         a.shape = vec![h, t];
@@ -79,7 +79,7 @@ pub fn wavenet(w: &Weights, d: &ModelDims, prefix: &str, x: &Tensor) -> Result<T
 }
 
 fn add_to(x: &mut [f32], y: &[f32]) {
-    x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
+    add_assign(x, y);
 }
 
 /// The mean `m = post(WN(pre(x0)))` of coupling `c` for the first half `x0 [C/2, T]`.

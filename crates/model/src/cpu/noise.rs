@@ -127,14 +127,19 @@ pub fn sample_prior(
     if noise_scale == 0.0 {
         return m_p.clone();
     }
-    let eps = rng.normal(m_p.shape.clone());
-    let data = m_p
-        .data
-        .iter()
-        .zip(&logs_p.data)
-        .zip(&eps.data)
-        .map(|((&m, &l), &e)| m + e * l.exp() * noise_scale)
-        .collect();
+    // The same draws as `rng.normal(shape)`, on every core: ~170 k of them for a 10 s
+    // sentence took 2–3 ms of one thread.
+    let mut data = rng.normals_parallel(m_p.len());
+    let (m, l) = (&m_p.data[..], &logs_p.data[..]);
+    use rayon::prelude::*;
+    const PART: usize = 8192;
+    data.par_chunks_mut(PART).enumerate().for_each(|(i, e)| {
+        let at = i * PART;
+        let (m, l) = (&m[at..at + e.len()], &l[at..at + e.len()]);
+        for j in 0..e.len() {
+            e[j] = m[j] + e[j] * crate::cpu::vmath::exp(l[j]) * noise_scale;
+        }
+    });
     Tensor::new(m_p.shape.clone(), data)
 }
 

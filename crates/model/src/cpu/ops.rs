@@ -3,7 +3,9 @@
 
 use super::direct::{ConvDims, conv_valid_acc_raw};
 use super::polyphase::Polyphase;
-use super::tiles::{PARALLEL_MACS, SharedOut, conv_tile_columns, for_each_tile, padded_block_of};
+use super::tiles::{
+    PARALLEL_MACS, SharedOut, Unfilled, conv_tile_columns, for_each_tile, padded_block_of,
+};
 use gemm::Parallelism;
 use hark_voice::tensor::Tensor;
 
@@ -235,26 +237,27 @@ pub fn conv1d_fused(
     if let Some(b) = bias {
         assert_eq!(b.len(), cout, "bias length does not match output channels");
     }
-    let mut out = Tensor::zeros(vec![cout, t_out]);
     if t_out == 0 || cout == 0 {
-        return out;
+        return Tensor::zeros(vec![cout, t_out]);
     }
+    let mut out = Unfilled::new(vec![cout, t_out]);
     let in_place = pad == 0 && pre_slope.is_none();
     let macs = cout * cin * k * t_out;
     let tile = conv_tile_columns(if in_place { 0 } else { cin }, span, t_out, macs);
-    let dst = SharedOut(out.data.as_mut_ptr());
+    let dst = out.out();
     for_each_tile(t_out, tile, macs, |o0, o1, buf: &mut Vec<f32>| {
         let n = o1 - o0;
         for co in 0..cout {
             let b = bias.map_or(0.0, |b| b.data[co]);
-            // SAFETY: columns [o0, o1) of row `co`, owned by this tile.
-            let row = unsafe { std::slice::from_raw_parts_mut(dst.ptr().add(co * t_out + o0), n) };
+            // Written through the pointer, not a slice: the memory is not initialised yet.
+            let row = dst.ptr().wrapping_add(co * t_out + o0);
+            // SAFETY: columns [o0, o1) of row `co` are inside the buffer and this tile's alone.
             match residual {
-                Some(r) => row
-                    .iter_mut()
-                    .zip(&r.data[co * t_out + o0..co * t_out + o1])
-                    .for_each(|(d, &v)| *d = v + b),
-                None => row.fill(b),
+                Some(r) => r.data[co * t_out + o0..co * t_out + o1]
+                    .iter()
+                    .enumerate()
+                    .for_each(|(j, &v)| unsafe { row.add(j).write(v + b) }),
+                None => (0..n).for_each(|j| unsafe { row.add(j).write(b) }),
             }
         }
         let d = ConvDims {
@@ -284,7 +287,8 @@ pub fn conv1d_fused(
             )
         };
     });
-    out
+    // SAFETY: the tiles cover [0, t_out); each set every row's columns before accumulating.
+    unsafe { out.finish() }
 }
 
 /// Transposed 1-D convolution, same contract as [`conv_transpose1d`], computed per output
@@ -313,35 +317,78 @@ fn init_bias(out: &mut Tensor, bias: Option<&Tensor>) {
 }
 
 /// LayerNorm over the channel axis of `[C, T]`, per time step (VITS' channels-first LN).
+/// Blocks of time steps run in parallel when the tensor is large.
 pub fn layer_norm_channels(x: &mut Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) {
     let (c, t) = (x.dim(0), x.dim(1));
-    let mut mean = vec![0.0f32; t];
-    let mut var = vec![0.0f32; t];
-    for ch in 0..c {
-        for (m, &v) in mean.iter_mut().zip(x.row(ch)) {
-            *m += v;
-        }
+    assert!(
+        gamma.len() == c && beta.len() == c,
+        "layer norm: {c} channels"
+    );
+    if t == 0 {
+        return;
     }
-    mean.iter_mut().for_each(|m| *m /= c as f32);
-    for ch in 0..c {
-        for ((s, &v), &m) in var.iter_mut().zip(x.row(ch)).zip(&mean) {
-            *s += (v - m) * (v - m);
+    let dst = SharedOut(x.data.as_mut_ptr());
+    // Work ≈ 3 passes over the tensor: parallel once it is worth a fork.
+    let block = t.div_ceil(rayon::current_num_threads().max(1)).max(64);
+    for_each_tile(t, block, 64 * c * t, |t0, t1, _: &mut ()| {
+        let n = t1 - t0;
+        // SAFETY: this block owns columns [t0, t1) of every row.
+        let row = |ch: usize| unsafe { dst.cols(ch, t, t0, n) };
+        let mut mean = vec![0.0f32; n];
+        let mut var = vec![0.0f32; n];
+        for ch in 0..c {
+            mean.iter_mut()
+                .zip(row(ch).iter())
+                .for_each(|(m, &v)| *m += v);
         }
-    }
-    let inv: Vec<f32> = var
-        .iter()
-        .map(|s| 1.0 / (s / c as f32 + eps).sqrt())
-        .collect();
-    for ch in 0..c {
-        let (g, b) = (gamma.data[ch], beta.data[ch]);
-        for ((v, &m), &iv) in x.row_mut(ch).iter_mut().zip(&mean).zip(&inv) {
-            *v = (*v - m) * iv * g + b;
+        mean.iter_mut().for_each(|m| *m /= c as f32);
+        for ch in 0..c {
+            for ((s, &v), &m) in var.iter_mut().zip(row(ch).iter()).zip(&mean) {
+                *s += (v - m) * (v - m);
+            }
         }
+        let inv: Vec<f32> = var
+            .iter()
+            .map(|s| 1.0 / (s / c as f32 + eps).sqrt())
+            .collect();
+        for ch in 0..c {
+            let (g, b) = (gamma.data[ch], beta.data[ch]);
+            for ((v, &m), &iv) in row(ch).iter_mut().zip(&mean).zip(&inv) {
+                *v = (*v - m) * iv * g + b;
+            }
+        }
+    });
+}
+
+/// Below this many elements an elementwise pass runs on one thread.
+const PARALLEL_ELEMENTS: usize = 1 << 15;
+
+/// `f(a_part, b_part)` over matching parts of `a` and `b` (`b` empty, or as long as `a`), on
+/// the rayon pool when `a` is long.
+pub(crate) fn par_zip(a: &mut [f32], b: &[f32], f: impl Fn(&mut [f32], &[f32]) + Sync) {
+    use rayon::prelude::*;
+    assert!(
+        b.is_empty() || b.len() == a.len(),
+        "elementwise: lengths differ"
+    );
+    let th = rayon::current_num_threads().max(1);
+    if a.len() < PARALLEL_ELEMENTS || th == 1 {
+        return f(a, b);
     }
+    // Parts of whole 64-byte lines, one or two per thread.
+    let part = a.len().div_ceil(2 * th).next_multiple_of(16);
+    a.par_chunks_mut(part).enumerate().for_each(|(i, ap)| {
+        let bp = if b.is_empty() {
+            b
+        } else {
+            &b[i * part..i * part + ap.len()]
+        };
+        f(ap, bp)
+    });
 }
 
 pub fn relu(x: &mut [f32]) {
-    x.iter_mut().for_each(|v| *v = v.max(0.0));
+    par_zip(x, &[], |a, _| a.iter_mut().for_each(|v| *v = v.max(0.0)));
 }
 
 pub fn leaky_relu(x: &mut [f32], slope: f32) {
@@ -354,12 +401,12 @@ pub fn leaky_relu(x: &mut [f32], slope: f32) {
 
 /// Exact (erf) GELU, as PyTorch's default.
 pub fn gelu(x: &mut [f32]) {
-    super::vmath::gelu_in_place2(x, &[]);
+    par_zip(x, &[], super::vmath::gelu_in_place2);
 }
 
 pub fn add_assign(x: &mut [f32], y: &[f32]) {
     assert_eq!(x.len(), y.len());
-    x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
+    par_zip(x, y, |a, b| a.iter_mut().zip(b).for_each(|(a, b)| *a += b));
 }
 
 /// Multiply each time step by a 0/1 mask of length T.

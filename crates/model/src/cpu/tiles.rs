@@ -29,6 +29,38 @@ impl SharedOut {
     }
 }
 
+/// A `[rows, cols]` output that tiles fill through [`SharedOut`] before [`Unfilled::finish`]:
+/// no zeroing pass first. That pass was a memset on one thread of up to 28 MB (the decoder's
+/// last stage on a 10 s sentence), page faults included, while the other core waited.
+pub(crate) struct Unfilled {
+    shape: Vec<usize>,
+    data: Vec<f32>,
+}
+
+impl Unfilled {
+    pub(crate) fn new(shape: Vec<usize>) -> Self {
+        let n = shape.iter().product();
+        Self {
+            shape,
+            data: Vec::with_capacity(n),
+        }
+    }
+
+    /// Where the tiles write: the buffer's whole capacity, `rows × cols` floats.
+    pub(crate) fn out(&mut self) -> SharedOut {
+        SharedOut(self.data.as_mut_ptr())
+    }
+
+    /// # Safety
+    /// Every one of the `rows × cols` elements has been written through [`Unfilled::out`].
+    pub(crate) unsafe fn finish(mut self) -> Tensor {
+        let n = self.shape.iter().product();
+        // SAFETY: the capacity is `n` and the caller wrote all of it.
+        unsafe { self.data.set_len(n) };
+        Tensor::new(self.shape, self.data)
+    }
+}
+
 /// Runs `body(tile_start, tile_end, scratch)` over `[0, total)` in tiles of `tile`,
 /// on the rayon pool when the work (`macs`) is worth it.
 pub(crate) fn for_each_tile<S: Default>(

@@ -8,7 +8,7 @@
 
 use super::direct::{ConvDims, conv_valid_acc};
 use super::polyphase::{PolyScratch, Polyphase};
-use super::tiles::{PARALLEL_MACS, SharedOut, for_each_tile, padded_block};
+use super::tiles::{PARALLEL_MACS, Unfilled, for_each_tile, padded_block};
 use hark_voice::tensor::Tensor;
 
 /// One residual convolution `x ← x + conv(LReLU(x))` of a ResBlock2.
@@ -20,7 +20,7 @@ pub(crate) struct ResConv<'a> {
 
 /// A stage's weights: the upsampler and, per ResBlock2, its chain of residual convolutions.
 pub(crate) struct Stage<'a> {
-    pub ups: Polyphase,
+    pub ups: &'a Polyphase,
     pub ups_b: &'a Tensor,
     pub blocks: Vec<Vec<ResConv<'a>>>,
     pub slope: f32,
@@ -70,17 +70,25 @@ impl Stage<'_> {
         } else {
             tile
         };
-        let mut out = Tensor::zeros(vec![c, t_out]);
-        let dst = SharedOut(out.data.as_mut_ptr());
+        let mut out = Unfilled::new(vec![c, t_out]);
+        let dst = out.out();
         for_each_tile(t_out, tile, macs, |a, b, sc: &mut Scratch| {
             self.tile(x, t_out, hs, a, b, sc);
             for co in 0..c {
-                // SAFETY: columns [a, b) of row `co` belong to this tile only.
-                unsafe { dst.cols(co, t_out, a, b - a) }
-                    .copy_from_slice(&sc.sum[co * (b - a)..(co + 1) * (b - a)]);
+                let src = &sc.sum[co * (b - a)..(co + 1) * (b - a)];
+                // SAFETY: columns [a, b) of row `co` are inside the buffer and this tile's
+                // alone; a copy through the pointer, as they are not initialised yet.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        src.as_ptr(),
+                        dst.ptr().add(co * t_out + a),
+                        b - a,
+                    )
+                };
             }
         });
-        out
+        // SAFETY: the tiles cover [0, t_out) and each wrote its columns of every row.
+        unsafe { out.finish() }
     }
 
     /// Computes output columns `[a, b)` into `sc.sum` as `[C, b − a]`; `a` is a multiple

@@ -87,6 +87,20 @@ fn gelu_body(a: &mut [f32], _: &[f32]) {
     }
 }
 
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+fn softmax_body(a: &mut [f32], _: &[f32]) {
+    let max = a.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    // The exponentials in a loop of their own, which vectorises; the running sum would not.
+    for i in 0..a.len() {
+        a[i] = exp(a[i] - max);
+    }
+    let inv = 1.0 / a.iter().sum::<f32>();
+    for i in 0..a.len() {
+        a[i] *= inv;
+    }
+}
+
 /// `pub fn $name(a, b)` running `$body` compiled for AVX-512 or AVX2 when the CPU has them.
 /// (Direct calls of `#[inline(always)]` bodies: a generic `Fn` would not be inlined.)
 macro_rules! multiversion {
@@ -132,6 +146,17 @@ multiversion!(
     gelu_in_place2,
     gelu_body
 );
+
+multiversion!(
+    /// `a ← softmax(a)` (`b` unused).
+    softmax_in_place2,
+    softmax_body
+);
+
+/// `a ← softmax(a)`, max-subtracted.
+pub fn softmax_in_place(a: &mut [f32]) {
+    softmax_in_place2(a, &[])
+}
 
 /// `a ← tanh(a)`.
 pub fn tanh_in_place(a: &mut [f32]) {
