@@ -120,3 +120,43 @@ fn the_portable_kernels_run_when_capped_and_an_unknown_isa_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown instruction set"), "{stderr}");
 }
+
+/// The streaming onset bench on the CPU (a simulated callback: CI has no sound card) reports
+/// each step mode's onset with the load it ran under, so a loaded figure is never a claim.
+#[test]
+fn the_cpu_onset_bench_reports_onsets_and_the_load() {
+    let Some(voices) = installed_voices_dir(HARK) else {
+        return;
+    };
+    let out = Command::new(HARK)
+        .args([
+            "bench",
+            "--onset",
+            "--backend",
+            "cpu",
+            "--audio",
+            "simulated",
+        ])
+        .args(["--runs", "1", "--starts", "0", "--stage-runs", "0"])
+        .args(["--play-ms", "300", "--json"])
+        .env("HARK_VOICES_DIR", voices)
+        .output()
+        .expect("run hark bench --onset");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().expect("a JSON line");
+    let r: serde_json::Value = serde_json::from_str(line).expect("JSON report");
+    assert!(r["load_before"].is_string() && r["load_after"].is_string());
+    assert!(r["quiet"].is_boolean());
+    let results = r["results"].as_array().expect("results");
+    assert_eq!(
+        results.len(),
+        5,
+        "auto, fixed 16/64/128, auto with the lead-in: {line}"
+    );
+    for m in results {
+        let onset = m["onset"]["median_ms"].as_f64();
+        assert!(onset.is_some_and(|o| o > 0.0 && o < 5_000.0), "{m}");
+    }
+}

@@ -16,10 +16,6 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
-/// The 1-minute load average under which the machine counts as quiet (2-core machines: a
-/// quarter of one busy core).
-const QUIET_LOAD: f64 = 0.25;
-
 pub struct CpuArgs {
     /// Rounds; each has one whole-sentence pair and `clauses` first-clause pairs per
     /// thread count and instruction set.
@@ -74,7 +70,7 @@ struct Report {
     rounds: usize,
     load_before: String,
     load_after: String,
-    /// The 1-minute load before the run was under [`QUIET_LOAD`]; a loaded run is no claim.
+    /// The 1-minute load before the run was under [`super::QUIET_LOAD`]; a loaded run is no claim.
     quiet: bool,
     arms: Vec<Arm>,
     scaling: Vec<Scaling>,
@@ -267,11 +263,7 @@ pub fn run(voice: Arc<Voice>, args: CpuArgs) -> anyhow::Result<()> {
         ort_engine: ort.as_ref().map(|o| o.engine.clone()),
         audio_seconds: samples as f64 / rate,
         rounds: args.rounds,
-        quiet: load_before
-            .split_whitespace()
-            .next()
-            .and_then(|l| l.parse::<f64>().ok())
-            .is_some_and(|l| l < QUIET_LOAD),
+        quiet: super::is_quiet(&load_before),
         load_before,
         load_after: load(),
         arms: arms
@@ -355,17 +347,11 @@ fn print_table(r: &Report) {
     let opt = |s: &Option<Stats>| s.as_ref().map_or("–".into(), ms);
     let ratio = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:.3}"));
     println!(
-        "CPU {} (widest: {}); {} rounds; load before {}, after {}{}",
+        "CPU {} (widest: {}); {} rounds; {}",
         r.cpu,
         r.detected_isa,
         r.rounds,
-        r.load_before,
-        r.load_after,
-        if r.quiet {
-            ""
-        } else {
-            " — LOADED: not a speed claim"
-        }
+        super::load_line(&r.load_before, &r.load_after)
     );
     if let Some(e) = &r.ort_engine {
         println!("anchor: {e}");

@@ -145,6 +145,28 @@ impl BenchArgs {
     }
 }
 
+/// The 1-minute load average under which the machine counts as quiet (2-core machines: a
+/// quarter of one busy core).
+pub(super) const QUIET_LOAD: f64 = 0.25;
+
+/// Whether a load line from [`load`] was quiet (its 1-minute average under [`QUIET_LOAD`]).
+pub(super) fn is_quiet(load: &str) -> bool {
+    load.split_whitespace()
+        .next()
+        .and_then(|l| l.parse::<f64>().ok())
+        .is_some_and(|l| l < QUIET_LOAD)
+}
+
+/// The line a bench prints about the load it ran under.
+pub(super) fn load_line(before: &str, after: &str) -> String {
+    let label = if is_quiet(before) {
+        ""
+    } else {
+        " — LOADED: not a speed claim"
+    };
+    format!("load before {before}, after {after}{label}")
+}
+
 /// The machine's load (`/proc/loadavg`'s three averages), printed beside every figure: these
 /// machines are shared, and a figure from a loaded one is no speed claim.
 pub(super) fn load() -> String {

@@ -67,6 +67,11 @@ struct Report {
     /// The first utterance of a freshly started engine (auto steps, lead-in skipped).
     first_after_start: Option<FirstAfterStart>,
     stages: Option<onset_stages::Stages>,
+    /// `/proc/loadavg` before and after the run, and whether it started quiet (a loaded
+    /// run is no speed claim).
+    load_before: String,
+    load_after: String,
+    quiet: bool,
 }
 
 /// The first utterance of fresh engines, started one after another before anything else in
@@ -98,6 +103,7 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
         &crate::overrides().voices_dir,
         args.voice.as_deref(),
     )?);
+    let load_before = super::load();
     // First, while nothing in the process is warm yet.
     let first_after_start = (args.starts > 0)
         .then(|| first_after_start(args, &voice))
@@ -142,6 +148,9 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
         results,
         first_after_start,
         stages,
+        quiet: super::is_quiet(&load_before),
+        load_before,
+        load_after: super::load(),
     };
     if !args.json {
         print_table(&report, args.runs);
@@ -296,6 +305,7 @@ pub(super) fn drain(
 }
 
 fn print_table(r: &Report, runs: usize) {
+    println!("{}", super::load_line(&r.load_before, &r.load_after));
     let period = r.period_ms.unwrap_or(f64::NAN);
     if r.results.is_empty() {
         println!("backend: {}; audio: {:?}", r.backend, r.audio);
