@@ -26,10 +26,97 @@ impl ConvDims {
     }
 }
 
+/// Where a convolution's accumulators start: `res[co·rs + j] + bias[co]`, plus `out`'s own
+/// value when `add_out` (the mean of the decoder's ResBlocks is summed in place this way),
+/// instead of `out` alone. Saves the pass that would otherwise write that sum into `out` first.
+#[derive(Clone, Copy)]
+pub struct Init<'a> {
+    pub res: &'a [f32],
+    pub rs: usize,
+    pub bias: &'a [f32],
+    pub add_out: bool,
+}
+
+/// A second output: LeakyReLU(`slope`) of the result into `act[co·stride + j]`, the next
+/// convolution's input, written while the result is still in registers (no separate pass).
+pub struct ActOut<'a> {
+    pub act: &'a mut [f32],
+    pub stride: usize,
+    pub slope: f32,
+}
+
+/// The raw form of [`Init`] and [`ActOut`] that the kernels take.
+#[derive(Clone, Copy)]
+struct Fuse {
+    init: Option<(*const f32, usize, *const f32, bool)>,
+    act: Option<(*mut f32, usize, f32)>,
+}
+
+impl Fuse {
+    const NONE: Fuse = Fuse {
+        init: None,
+        act: None,
+    };
+
+    /// The same buffers from column `j` on (the register tiles' column offset).
+    #[cfg(target_arch = "x86_64")]
+    fn at(self, j: usize) -> Fuse {
+        Fuse {
+            init: self
+                .init
+                .map(|(res, rs, bias, add)| (res.wrapping_add(j), rs, bias, add)),
+            act: self.act.map(|(a, st, sl)| (a.wrapping_add(j), st, sl)),
+        }
+    }
+}
+
+/// LeakyReLU as the kernels compute it: `max(v, slope·v)`, which for `0 ≤ slope ≤ 1` equals
+/// `v < 0 ? slope·v : v`.
+#[inline(always)]
+fn lrelu(v: f32, slope: f32) -> f32 {
+    v.max(v * slope)
+}
+
 /// Safe entry point: checks that every addressed element is inside `x`, `w` and `out`.
 pub fn conv_valid_acc(x: &[f32], xs: usize, w: &[f32], d: ConvDims, out: &mut [f32], os: usize) {
+    conv_valid_fused(x, xs, w, d, out, os, None, None)
+}
+
+/// [`conv_valid_acc`] with its accumulators started from `init` rather than `out`, and the
+/// result's LeakyReLU also written to `act`; every buffer is bounds-checked.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_valid_fused(
+    x: &[f32],
+    xs: usize,
+    w: &[f32],
+    d: ConvDims,
+    out: &mut [f32],
+    os: usize,
+    init: Option<Init>,
+    act: Option<ActOut>,
+) {
     if d.n == 0 || d.cout == 0 {
         return;
+    }
+    let mut fuse = Fuse::NONE;
+    if let Some(i) = init {
+        assert!(
+            i.res.len() >= (d.cout - 1) * i.rs + d.n,
+            "conv residual too small"
+        );
+        assert!(i.bias.len() >= d.cout, "conv bias too small");
+        fuse.init = Some((i.res.as_ptr(), i.rs, i.bias.as_ptr(), i.add_out));
+    }
+    if let Some(a) = act {
+        assert!(
+            a.act.len() >= (d.cout - 1) * a.stride + d.n,
+            "conv act output too small"
+        );
+        assert!(
+            (0.0..=1.0).contains(&a.slope),
+            "LeakyReLU slope outside [0, 1]"
+        );
+        fuse.act = Some((a.act.as_mut_ptr(), a.stride, a.slope));
     }
     assert!(d.k > 0 && d.cin > 0);
     assert_eq!(w.len(), d.cout * d.cin * d.k, "conv weight size");
@@ -41,8 +128,9 @@ pub fn conv_valid_acc(x: &[f32], xs: usize, w: &[f32], d: ConvDims, out: &mut [f
         out.len() >= (d.cout - 1) * os + d.n,
         "conv output too small"
     );
-    // SAFETY: bounds checked above; `out` is a unique borrow, so it aliases neither input.
-    unsafe { conv_valid_acc_raw(x.as_ptr(), xs, w.as_ptr(), d, out.as_mut_ptr(), os) }
+    // SAFETY: bounds checked above; `out` and `act` are unique borrows, so they alias
+    // neither each other nor an input.
+    unsafe { conv_dispatch(x.as_ptr(), xs, w.as_ptr(), d, out.as_mut_ptr(), os, fuse) }
 }
 
 /// # Safety
@@ -56,16 +144,34 @@ pub unsafe fn conv_valid_acc_raw(
     out: *mut f32,
     os: usize,
 ) {
+    // SAFETY: the caller upholds the bounds.
+    unsafe { conv_dispatch(x, xs, w, d, out, os, Fuse::NONE) }
+}
+
+/// # Safety
+/// As [`conv_valid_acc_raw`], and `fuse`'s buffers hold `cout` rows of `n` at their strides,
+/// the act output overlapping nothing else.
+unsafe fn conv_dispatch(
+    x: *const f32,
+    xs: usize,
+    w: *const f32,
+    d: ConvDims,
+    out: *mut f32,
+    os: usize,
+    fuse: Fuse,
+) {
     #[cfg(target_arch = "x86_64")]
     match super::isa::isa() {
         // SAFETY: `isa` never exceeds what the CPU has; the caller upholds the bounds.
-        super::isa::Isa::Avx512 => return unsafe { x86::conv_avx512(x, xs, w, d, out, os) },
+        super::isa::Isa::Avx512 => {
+            return unsafe { x86::conv_avx512(x, xs, w, d, out, os, fuse) };
+        }
         // SAFETY: as above (AVX2 and FMA).
-        super::isa::Isa::Avx2 => return unsafe { x86::conv_avx2(x, xs, w, d, out, os) },
+        super::isa::Isa::Avx2 => return unsafe { x86::conv_avx2(x, xs, w, d, out, os, fuse) },
         super::isa::Isa::Scalar => {}
     }
     // SAFETY: the caller upholds the bounds.
-    unsafe { conv_portable(x, xs, w, d, out, os) }
+    unsafe { conv_portable(x, xs, w, d, out, os, fuse) }
 }
 
 /// Plain loops, one output row at a time (the compiler vectorises the inner `j` loop).
@@ -76,6 +182,7 @@ unsafe fn conv_portable(
     d: ConvDims,
     out: *mut f32,
     os: usize,
+    fuse: Fuse,
 ) {
     let ConvDims {
         cin,
@@ -87,6 +194,18 @@ unsafe fn conv_portable(
     for co in 0..cout {
         // SAFETY: row `co` of `out` has `n` valid elements and overlaps no input.
         let o = unsafe { std::slice::from_raw_parts_mut(out.add(co * os), n) };
+        if let Some((res, rs, bias, add_out)) = fuse.init {
+            // SAFETY: the caller guarantees `cout` rows of `n` at stride `rs`, and the bias.
+            let (r, b) = unsafe {
+                (
+                    std::slice::from_raw_parts(res.add(co * rs), n),
+                    *bias.add(co),
+                )
+            };
+            for (y, &rv) in o.iter_mut().zip(r) {
+                *y = if add_out { *y + rv + b } else { rv + b };
+            }
+        }
         for ci in 0..cin {
             for tap in 0..k {
                 // SAFETY: inside the caller's bounds.
@@ -99,6 +218,13 @@ unsafe fn conv_portable(
                 o.iter_mut().zip(xr).for_each(|(y, &v)| *y += wv * v);
             }
         }
+        if let Some((act, stride, slope)) = fuse.act {
+            // SAFETY: the caller guarantees `cout` rows of `n` at `stride`, overlapping nothing.
+            let a = unsafe { std::slice::from_raw_parts_mut(act.add(co * stride), n) };
+            a.iter_mut()
+                .zip(o.iter())
+                .for_each(|(a, &y)| *a = lrelu(y, slope));
+        }
     }
 }
 
@@ -106,7 +232,7 @@ unsafe fn conv_portable(
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::needless_range_loop)]
 mod x86 {
-    use super::ConvDims;
+    use super::{ConvDims, Fuse};
     use std::arch::x86_64::*;
 
     /// Walks output rows in blocks of `r` and columns in blocks of `width`, calling
@@ -134,15 +260,16 @@ mod x86 {
         d: ConvDims,
         out: *mut f32,
         os: usize,
+        fuse: Fuse,
     ) {
         let full = d.cout / 8 * 8;
         let main = ConvDims { cout: full, ..d };
         for_tiles(main, 8, 48, |co, j, cols| unsafe {
-            let (x, out) = (x.add(j), out.add(j));
+            let (x, out, f) = (x.add(j), out.add(j), fuse.at(j));
             match cols {
-                ..=16 => tile512::<8, 1>(x, xs, w, d, co, out, os, cols),
-                17..=32 => tile512::<8, 2>(x, xs, w, d, co, out, os, cols),
-                _ => tile512::<8, 3>(x, xs, w, d, co, out, os, cols),
+                ..=16 => tile512::<8, 1>(x, xs, w, d, co, out, os, cols, f),
+                17..=32 => tile512::<8, 2>(x, xs, w, d, co, out, os, cols, f),
+                _ => tile512::<8, 3>(x, xs, w, d, co, out, os, cols, f),
             }
         });
         let rest = ConvDims {
@@ -150,7 +277,8 @@ mod x86 {
             ..d
         };
         for_tiles(rest, 1, 48, |co, j, cols| unsafe {
-            tile512::<1, 3>(x.add(j), xs, w, d, full + co, out.add(j), os, cols)
+            let f = fuse.at(j);
+            tile512::<1, 3>(x.add(j), xs, w, d, full + co, out.add(j), os, cols, f)
         });
     }
 
@@ -174,6 +302,7 @@ mod x86 {
         out: *mut f32,
         os: usize,
         cols: usize,
+        fuse: Fuse,
     ) {
         let masks: [__mmask16; NV] = std::array::from_fn(|v| mask16(v, cols));
         let mut acc = [[_mm512_setzero_ps(); NV]; R];
@@ -181,12 +310,32 @@ mod x86 {
         // SAFETY (whole body): the caller guarantees the rows/columns addressed are valid;
         // masked lanes are never touched (vector starts past the end use `wrapping_add`).
         unsafe {
-            for r in 0..R {
-                for v in 0..NV {
-                    acc[r][v] = _mm512_maskz_loadu_ps(
-                        masks[v],
-                        out.add((co + r) * os).wrapping_add(v * 16),
-                    );
+            let load_out = |r: usize, v: usize| {
+                _mm512_maskz_loadu_ps(masks[v], out.add((co + r) * os).wrapping_add(v * 16))
+            };
+            match fuse.init {
+                None => {
+                    for r in 0..R {
+                        for v in 0..NV {
+                            acc[r][v] = load_out(r, v);
+                        }
+                    }
+                }
+                Some((res, rs, bias, add_out)) => {
+                    for r in 0..R {
+                        let b = _mm512_set1_ps(*bias.add(co + r));
+                        for v in 0..NV {
+                            let rv = _mm512_maskz_loadu_ps(
+                                masks[v],
+                                res.add((co + r) * rs).wrapping_add(v * 16),
+                            );
+                            acc[r][v] = if add_out {
+                                _mm512_add_ps(_mm512_add_ps(load_out(r, v), rv), b)
+                            } else {
+                                _mm512_add_ps(rv, b)
+                            };
+                        }
+                    }
                 }
             }
             let wb = w.add(co * wrow);
@@ -215,6 +364,16 @@ mod x86 {
                     );
                 }
             }
+            if let Some((act, stride, slope)) = fuse.act {
+                let sl = _mm512_set1_ps(slope);
+                for r in 0..R {
+                    for v in 0..NV {
+                        let a = _mm512_max_ps(acc[r][v], _mm512_mul_ps(acc[r][v], sl));
+                        let p = act.add((co + r) * stride).wrapping_add(v * 16);
+                        _mm512_mask_storeu_ps(p, masks[v], a);
+                    }
+                }
+            }
         }
     }
 
@@ -228,15 +387,16 @@ mod x86 {
         d: ConvDims,
         out: *mut f32,
         os: usize,
+        fuse: Fuse,
     ) {
         let full = d.cout / 4 * 4;
         let main = ConvDims { cout: full, ..d };
         for_tiles(main, 4, 24, |co, j, cols| unsafe {
-            let (x, out) = (x.add(j), out.add(j));
+            let (x, out, f) = (x.add(j), out.add(j), fuse.at(j));
             match cols {
-                ..=8 => tile256::<4, 1>(x, xs, w, d, co, out, os, cols),
-                9..=16 => tile256::<4, 2>(x, xs, w, d, co, out, os, cols),
-                _ => tile256::<4, 3>(x, xs, w, d, co, out, os, cols),
+                ..=8 => tile256::<4, 1>(x, xs, w, d, co, out, os, cols, f),
+                9..=16 => tile256::<4, 2>(x, xs, w, d, co, out, os, cols, f),
+                _ => tile256::<4, 3>(x, xs, w, d, co, out, os, cols, f),
             }
         });
         let rest = ConvDims {
@@ -244,7 +404,8 @@ mod x86 {
             ..d
         };
         for_tiles(rest, 1, 24, |co, j, cols| unsafe {
-            tile256::<1, 3>(x.add(j), xs, w, d, full + co, out.add(j), os, cols)
+            let f = fuse.at(j);
+            tile256::<1, 3>(x.add(j), xs, w, d, full + co, out.add(j), os, cols, f)
         });
     }
 
@@ -272,16 +433,39 @@ mod x86 {
         out: *mut f32,
         os: usize,
         cols: usize,
+        fuse: Fuse,
     ) {
         let masks: [__m256i; NV] = std::array::from_fn(|v| mask8(v, cols));
         let mut acc = [[_mm256_setzero_ps(); NV]; R];
         let wrow = d.cin * d.k;
         // SAFETY (whole body): as in `tile512`; masked loads and stores skip dead lanes.
         unsafe {
-            for r in 0..R {
-                for v in 0..NV {
-                    acc[r][v] =
-                        _mm256_maskload_ps(out.add((co + r) * os).wrapping_add(v * 8), masks[v]);
+            let load_out = |r: usize, v: usize| {
+                _mm256_maskload_ps(out.add((co + r) * os).wrapping_add(v * 8), masks[v])
+            };
+            match fuse.init {
+                None => {
+                    for r in 0..R {
+                        for v in 0..NV {
+                            acc[r][v] = load_out(r, v);
+                        }
+                    }
+                }
+                Some((res, rs, bias, add_out)) => {
+                    for r in 0..R {
+                        let b = _mm256_set1_ps(*bias.add(co + r));
+                        for v in 0..NV {
+                            let rv = _mm256_maskload_ps(
+                                res.add((co + r) * rs).wrapping_add(v * 8),
+                                masks[v],
+                            );
+                            acc[r][v] = if add_out {
+                                _mm256_add_ps(_mm256_add_ps(load_out(r, v), rv), b)
+                            } else {
+                                _mm256_add_ps(rv, b)
+                            };
+                        }
+                    }
                 }
             }
             let wb = w.add(co * wrow);
@@ -308,6 +492,16 @@ mod x86 {
                         masks[v],
                         acc[r][v],
                     );
+                }
+            }
+            if let Some((act, stride, slope)) = fuse.act {
+                let sl = _mm256_set1_ps(slope);
+                for r in 0..R {
+                    for v in 0..NV {
+                        let a = _mm256_max_ps(acc[r][v], _mm256_mul_ps(acc[r][v], sl));
+                        let p = act.add((co + r) * stride).wrapping_add(v * 8);
+                        _mm256_maskstore_ps(p, masks[v], a);
+                    }
                 }
             }
         }
@@ -377,7 +571,17 @@ mod tests {
             }
             let mut port = init.clone();
             // SAFETY: same bounds as the checked call above.
-            unsafe { conv_portable(x.as_ptr(), xs, w.as_ptr(), d, port.as_mut_ptr(), os) };
+            unsafe {
+                conv_portable(
+                    x.as_ptr(),
+                    xs,
+                    w.as_ptr(),
+                    d,
+                    port.as_mut_ptr(),
+                    os,
+                    Fuse::NONE,
+                )
+            };
             assert!(rel_l2(&port, &want) < 1e-6, "portable {d:?}");
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2")
@@ -385,8 +589,88 @@ mod tests {
             {
                 let mut v2 = init.clone();
                 // SAFETY: as above; the CPU has AVX2 and FMA.
-                unsafe { x86::conv_avx2(x.as_ptr(), xs, w.as_ptr(), d, v2.as_mut_ptr(), os) };
+                unsafe {
+                    x86::conv_avx2(
+                        x.as_ptr(),
+                        xs,
+                        w.as_ptr(),
+                        d,
+                        v2.as_mut_ptr(),
+                        os,
+                        Fuse::NONE,
+                    )
+                };
                 assert!(rel_l2(&v2, &want) < 1e-6, "avx2 {d:?}");
+            }
+        }
+    }
+
+    /// The fused start (residual + bias, optionally + out) and the LeakyReLU second output,
+    /// on every instruction set the CPU has, against the same loops.
+    #[test]
+    fn fused_start_and_act_output_match_on_every_path() {
+        type Kernel = unsafe fn(*const f32, usize, *const f32, ConvDims, *mut f32, usize, Fuse);
+        let mut paths: Vec<(&str, Kernel)> = vec![("portable", conv_portable)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                paths.push(("avx2", x86::conv_avx2));
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                paths.push(("avx512", x86::conv_avx512));
+            }
+        }
+        for &(cin, cout, k, dil, n) in &[
+            (3, 8, 3, 1, 48),
+            (5, 9, 5, 2, 49),
+            (4, 13, 7, 3, 100),
+            (2, 3, 3, 12, 5),
+        ] {
+            let d = ConvDims {
+                cin,
+                cout,
+                k,
+                dil,
+                n,
+            };
+            let (xs, os, rs, st) = (d.in_cols() + 3, n + 5, n + 2, n + 7);
+            let x = lcg(1, cin * xs, 1.0);
+            let w = lcg(2, cout * cin * k, 1.0);
+            let old = lcg(3, cout * os, 1.0);
+            let res = lcg(4, cout * rs, 1.0);
+            let bias = lcg(5, cout, 1.0);
+            for add_out in [false, true] {
+                let mut want = old.clone();
+                for co in 0..cout {
+                    for j in 0..n {
+                        let start = res[co * rs + j] + bias[co];
+                        let o = &mut want[co * os + j];
+                        *o = if add_out { *o + start } else { start };
+                    }
+                }
+                naive(&x, xs, &w, d, &mut want, os);
+                for (name, kernel) in &paths {
+                    let mut got = old.clone();
+                    let mut act = vec![f32::NAN; cout * st];
+                    let fuse = Fuse {
+                        init: Some((res.as_ptr(), rs, bias.as_ptr(), add_out)),
+                        act: Some((act.as_mut_ptr(), st, 0.1)),
+                    };
+                    // SAFETY: every buffer holds `cout` rows of `n` at its stride.
+                    unsafe { kernel(x.as_ptr(), xs, w.as_ptr(), d, got.as_mut_ptr(), os, fuse) };
+                    assert!(rel_l2(&got, &want) < 1e-6, "{name} {d:?} add_out {add_out}");
+                    for co in 0..cout {
+                        for j in 0..n {
+                            let y = got[co * os + j];
+                            let a = act[co * st + j];
+                            assert_eq!(a, if y < 0.0 { 0.1 * y } else { y }, "{name} act");
+                        }
+                        // Past each act row's `n` columns nothing is written.
+                        assert!(act[co * st + n..co * st + st].iter().all(|v| v.is_nan()));
+                    }
+                }
             }
         }
     }

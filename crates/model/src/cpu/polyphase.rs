@@ -119,6 +119,23 @@ impl Polyphase {
         let (cout, s, n) = (self.cout, self.stride, nq);
         let pbuf = &mut scratch.phases;
         pbuf.resize(s * cout * n, 0.0);
+        // One padded, activated input block that every phase reads at its own offset (they
+        // differ by a column or two), rather than a copy per phase.
+        let live = self.phases.iter().filter(|ph| ph.taps > 0);
+        let first = live.clone().map(|ph| ph.base).min().unwrap_or(0);
+        let end = live
+            .map(|ph| ph.base + ph.taps as isize)
+            .max()
+            .unwrap_or(first);
+        let width = (end - first) as usize + n - 1;
+        padded_block(
+            &x.data,
+            x.dim(1),
+            q0 + first,
+            width,
+            slope,
+            &mut scratch.input,
+        );
         for (r, ph) in self.phases.iter().enumerate() {
             let block = &mut pbuf[r * cout * n..(r + 1) * cout * n];
             for (co, row) in block.chunks_exact_mut(n).enumerate() {
@@ -134,16 +151,8 @@ impl Polyphase {
                 dil: 1,
                 n,
             };
-            let t = x.dim(1);
-            padded_block(
-                &x.data,
-                t,
-                q0 + ph.base,
-                d.in_cols(),
-                slope,
-                &mut scratch.input,
-            );
-            conv_valid_acc(&scratch.input, d.in_cols(), &ph.packed, d, block, n);
+            let off = (ph.base - first) as usize;
+            conv_valid_acc(&scratch.input[off..], width, &ph.packed, d, block, n);
         }
         let row = &mut scratch.row;
         row.resize(n * s, 0.0);

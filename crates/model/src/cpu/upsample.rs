@@ -6,9 +6,9 @@
 //! Numerically the same operations in the same order as the unfused stage: columns outside
 //! the sequence are zeroed between convolutions exactly as zero padding would see them.
 
-use super::direct::{ConvDims, conv_valid_acc};
+use super::direct::{ActOut, ConvDims, Init, conv_valid_fused};
 use super::polyphase::{PolyScratch, Polyphase};
-use super::tiles::{PARALLEL_MACS, Unfilled, for_each_tile, padded_block};
+use super::tiles::{PARALLEL_MACS, Unfilled, for_each_tile};
 use hark_voice::tensor::Tensor;
 
 /// One residual convolution `x ← x + conv(LReLU(x))` of a ResBlock2.
@@ -29,11 +29,23 @@ pub(crate) struct Stage<'a> {
 #[derive(Default)]
 struct Scratch {
     poly: PolyScratch,
+    /// The upsampled block, and its LeakyReLU (the input of every block's first convolution).
     up: Vec<f32>,
-    act: Vec<f32>,
-    a: Vec<f32>,
-    b: Vec<f32>,
+    act_up: Vec<f32>,
+    /// A chain's running x and its LeakyReLU, alternating between the two of each pair.
+    y: [Vec<f32>; 2],
+    act: [Vec<f32>; 2],
     sum: Vec<f32>,
+}
+
+/// `(&pair[from], &mut pair[1 − from])`.
+fn read_write(pair: &mut [Vec<f32>; 2], from: usize) -> (&[f32], &mut Vec<f32>) {
+    let (first, second) = pair.split_at_mut(1);
+    if from == 0 {
+        (&first[0], &mut second[0])
+    } else {
+        (&second[0], &mut first[0])
+    }
 }
 
 /// Halo of a chain of convolutions: Σ dil·(K−1)/2.
@@ -72,27 +84,30 @@ impl Stage<'_> {
         };
         let mut out = Unfilled::new(vec![c, t_out]);
         let dst = out.out();
+        let blocks = self.blocks.len() as f32;
         for_each_tile(t_out, tile, macs, |a, b, sc: &mut Scratch| {
             self.tile(x, t_out, hs, a, b, sc);
             for co in 0..c {
                 let src = &sc.sum[co * (b - a)..(co + 1) * (b - a)];
-                // SAFETY: columns [a, b) of row `co` are inside the buffer and this tile's
-                // alone; a copy through the pointer, as they are not initialised yet.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        src.as_ptr(),
-                        dst.ptr().add(co * t_out + a),
-                        b - a,
-                    )
-                };
+                let row = dst.ptr().wrapping_add(co * t_out + a);
+                // The blocks' mean. SAFETY: columns [a, b) of row `co` are inside the buffer
+                // and this tile's alone; written through the pointer, as not initialised yet.
+                for (j, &v) in src.iter().enumerate() {
+                    unsafe { row.add(j).write(v / blocks) };
+                }
             }
         });
         // SAFETY: the tiles cover [0, t_out) and each wrote its columns of every row.
         unsafe { out.finish() }
     }
 
-    /// Computes output columns `[a, b)` into `sc.sum` as `[C, b − a]`; `a` is a multiple
-    /// of the stride and `hs` (≥ every block's halo) too.
+    /// Computes output columns `[a, b)` into `sc.sum` as `[C, b − a]`, the sum of the blocks
+    /// (the caller divides by their number); `a` is a multiple of the stride and `hs` (≥
+    /// every block's halo) too.
+    ///
+    /// Each convolution starts its accumulators from its residual plus bias and writes its
+    /// LeakyReLU beside its result for the next one ([`conv_valid_fused`]), and every block's
+    /// last convolution adds into the sum: no pass over the activations between convolutions.
     fn tile(&self, x: &Tensor, t_out: usize, hs: usize, a: usize, b: usize, sc: &mut Scratch) {
         let c = self.ups_b.len();
         let s = self.ups.stride();
@@ -102,83 +117,121 @@ impl Stage<'_> {
         let nq = (n + 2 * hs).div_ceil(s);
         let wu = nq * s;
         sc.up.resize(c * wu, 0.0);
-        let up = &mut sc.up;
+        sc.act_up.resize(c * wu, 0.0);
+        let (up, act_up) = (&mut sc.up, &mut sc.act_up);
         let (lo, hi) = valid(u0, wu, t_out);
+        let slope = self.slope;
         self.ups.tile(
             x,
             Some(self.ups_b),
-            Some(self.slope),
+            Some(slope),
             u0 / s as isize,
             nq,
             &mut sc.poly,
             |co, row| {
-                let dstrow = &mut up[co * wu..(co + 1) * wu];
-                dstrow[..lo].fill(0.0);
-                dstrow[lo..hi].copy_from_slice(&row[lo..hi]);
-                dstrow[hi..].fill(0.0);
+                let rows = co * wu..(co + 1) * wu;
+                let (dst, act) = (&mut up[rows.clone()], &mut act_up[rows]);
+                dst[..lo].fill(0.0);
+                dst[lo..hi].copy_from_slice(&row[lo..hi]);
+                dst[hi..].fill(0.0);
+                act.iter_mut()
+                    .zip(dst.iter())
+                    .for_each(|(a, &v)| *a = if v < 0.0 { v * slope } else { v });
             },
         );
         sc.sum.resize(c * n, 0.0);
+        let Scratch {
+            up,
+            act_up,
+            y,
+            act,
+            sum,
+            ..
+        } = sc;
         for (bi, block) in self.blocks.iter().enumerate() {
-            // `cur` holds columns [c0, c0 + cw) of the running x.
-            let (mut c0, mut cw) = (u0, wu);
-            let mut from_up = true;
+            if block.is_empty() {
+                // A block without convolutions passes its input on.
+                let off = (a as isize - u0) as usize;
+                for (co, acc) in sum.chunks_exact_mut(n).enumerate() {
+                    let src = &up[co * wu + off..][..n];
+                    if bi == 0 {
+                        acc.copy_from_slice(src);
+                    } else {
+                        acc.iter_mut().zip(src).for_each(|(s, &v)| *s += v);
+                    }
+                }
+                continue;
+            }
+            // The running x holds columns [c0, c0 + cw): `up` at first, then `y[cur]`; its
+            // LeakyReLU is in `act_up`, then in `act[cur]`.
+            let (mut c0, mut cw, mut cur) = (u0, wu, None::<usize>);
             let mut rem = halo(block);
-            for rc in block {
-                let h = rc.dil * (rc.w.dim(2) - 1) / 2;
+            for (j, rc) in block.iter().enumerate() {
+                let last = j + 1 == block.len();
+                let k = rc.w.dim(2);
+                let h = rc.dil * (k - 1) / 2;
                 rem -= h;
                 // This conv's output: columns [y0, y0 + wy), reading [y0 − h, y0 + wy + h).
                 let y0 = a as isize - rem as isize;
                 let wy = n + 2 * rem;
                 let off = (y0 - h as isize - c0) as usize;
-                let cur: &[f32] = if from_up { &sc.up } else { &sc.a };
-                padded_block(
-                    cur,
-                    cw,
-                    off as isize,
-                    wy + 2 * h,
-                    Some(self.slope),
-                    &mut sc.act,
-                );
-                let y = &mut sc.b;
-                y.resize(c * wy, 0.0); // every element is written below
-                for (co, row) in y.chunks_exact_mut(wy).enumerate() {
-                    let res = &cur[co * cw + off + h..][..wy];
-                    let bias = rc.b.data[co];
-                    row.iter_mut().zip(res).for_each(|(d, &r)| *d = r + bias);
-                }
                 let d = ConvDims {
                     cin: c,
                     cout: c,
-                    k: rc.w.dim(2),
+                    k,
                     dil: rc.dil,
                     n: wy,
                 };
-                conv_valid_acc(&sc.act, wy + 2 * h, &rc.w.data, d, y, wy);
+                // Read the pair's `from`, write its other half.
+                let from = cur.unwrap_or(1);
+                let (y_in, y_out) = read_write(y, from);
+                let (act_in, act_out) = read_write(act, from);
+                let (input, residual): (&[f32], &[f32]) = match cur {
+                    None => (act_up, up),
+                    Some(_) => (act_in, y_in),
+                };
+                let init = Init {
+                    res: &residual[off + h..],
+                    rs: cw,
+                    bias: &rc.b.data,
+                    add_out: last && bi > 0,
+                };
+                let w = &rc.w.data;
+                if last {
+                    conv_valid_fused(&input[off..], cw, w, d, sum, n, Some(init), None);
+                    break;
+                }
+                y_out.resize(c * wy, 0.0); // every element is written by the convolution
+                act_out.resize(c * wy, 0.0);
+                let next_act = ActOut {
+                    act: act_out,
+                    stride: wy,
+                    slope: self.slope,
+                };
+                conv_valid_fused(
+                    &input[off..],
+                    cw,
+                    w,
+                    d,
+                    y_out,
+                    wy,
+                    Some(init),
+                    Some(next_act),
+                );
                 // Outside the sequence the next conv must see zero padding.
                 let (lo, hi) = valid(y0, wy, t_out);
                 if lo > 0 || hi < wy {
-                    for row in y.chunks_exact_mut(wy) {
+                    for row in y_out
+                        .chunks_exact_mut(wy)
+                        .chain(act_out.chunks_exact_mut(wy))
+                    {
                         row[..lo].fill(0.0);
                         row[hi..].fill(0.0);
                     }
                 }
-                std::mem::swap(&mut sc.a, &mut sc.b);
-                (c0, cw, from_up) = (y0, wy, false);
-            }
-            let last: &[f32] = if from_up { &sc.up } else { &sc.a };
-            let off = (a as isize - c0) as usize;
-            for (co, acc) in sc.sum.chunks_exact_mut(n).enumerate() {
-                let src = &last[co * cw + off..][..n];
-                if bi == 0 {
-                    acc.copy_from_slice(src);
-                } else {
-                    acc.iter_mut().zip(src).for_each(|(s, &v)| *s += v);
-                }
+                (c0, cw, cur) = (y0, wy, Some(1 - from));
             }
         }
-        let k = self.blocks.len() as f32;
-        sc.sum.iter_mut().for_each(|v| *v /= k);
     }
 }
 
