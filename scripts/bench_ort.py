@@ -53,6 +53,20 @@ def timed(fn, runs):
     return times
 
 
+def visible_isa():
+    """The widest vector extension this process's CPUID shows (numpy reads it as
+    onnxruntime's kernels do): "avx512", "avx2" or "sse"; what `hark bench --isa` capped it to."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as f
+    except ImportError:
+        return None
+    if f.get("AVX512F"):
+        return "avx512"
+    if f.get("AVX2") and f.get("FMA3"):
+        return "avx2"
+    return "sse"
+
+
 def serve(sessions, cfg, texts, scales, given):
     """Interleaved mode: one line `full|clause THREADS` in, one JSON `{"ms": …}` out, so that
     the caller can alternate Hark and onnxruntime run by run under the same load."""
@@ -100,6 +114,7 @@ def main():
         print(json.dumps({
             "engine": f"onnxruntime {ort.__version__} ({ids_from})",
             "full_audio_s": len(full_audio) / cfg["audio"]["sample_rate"],
+            "isa": visible_isa(),
         }), flush=True)
         serve(sessions, cfg, {"full": args.text, "clause": args.clause}, scales, given)
         return

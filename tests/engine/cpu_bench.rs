@@ -121,6 +121,57 @@ fn the_portable_kernels_run_when_capped_and_an_unknown_isa_is_refused() {
     assert!(stderr.contains("unknown instruction set"), "{stderr}");
 }
 
+/// An arm below the CPU's widest instruction set runs onnxruntime capped to the same one (its
+/// CPUID hides the rest), so `--isa avx2` compares like with like; a machine without CPUID
+/// faulting says it could not cap, rather than comparing unlike kernels silently.
+#[test]
+fn a_capped_arm_caps_onnxruntime_too() {
+    let Some(voices) = installed_voices_dir(HARK) else {
+        return;
+    };
+    let (Some(py), Some(onnx)) = (reference_python(), std::env::var_os("HARK_TEST_ONNX")) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI has the reference venv and the voice's ONNX"
+        );
+        eprintln!("skipped: onnxruntime not available");
+        return;
+    };
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let has = |flag: &str| cpuinfo.split_whitespace().any(|w| w == flag);
+    // The level just below the widest, and what onnxruntime must then see.
+    let (arm, seen) = if has("avx512f") {
+        ("avx2", "avx2")
+    } else if has("avx2") && has("fma") {
+        ("scalar", "sse")
+    } else {
+        eprintln!("skipped: nothing below this CPU's widest instruction set to cap to");
+        return;
+    };
+    let out = Command::new(HARK)
+        .args(["bench", "--backend", "cpu", "--json", "--isa", arm])
+        .args(["--threads", "1", "--full-runs", "1", "--runs", "1"])
+        .arg("--python")
+        .arg(py)
+        .arg("--onnx")
+        .arg(onnx)
+        .env("HARK_VOICES_DIR", voices)
+        .output()
+        .expect("run hark bench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let r: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().expect("JSON")).expect("JSON report");
+    let got = r["arms"][0]["ort_isa"].as_str().expect("ort_isa");
+    if has("cpuid_fault") {
+        assert_eq!(got, format!("{seen} (CPUID capped)"), "{stdout}");
+    } else {
+        assert!(got.contains("not capped"), "{stdout}");
+    }
+    assert!(r["arms"][0]["ratio_full"].as_f64().is_some_and(|x| x > 0.0));
+}
+
 /// The streaming onset bench on the CPU (a simulated callback: CI has no sound card) reports
 /// each step mode's onset with the load it ran under, so a loaded figure is never a claim.
 #[test]

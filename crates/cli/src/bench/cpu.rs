@@ -16,15 +16,16 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
-pub struct CpuArgs {
+pub struct CpuArgs<'a> {
     /// Rounds; each has one whole-sentence pair and `clauses` first-clause pairs per
     /// thread count and instruction set.
     pub rounds: usize,
     pub clauses: usize,
     pub threads: Vec<usize>,
     pub isas: Vec<Isa>,
-    /// The anchor's command line (`bench_ort.py --serve`), none for `--no-ort`.
-    pub ort: Option<Command>,
+    /// Makes the anchor's command line (`bench_ort.py --serve`), none for `--no-ort`; one
+    /// anchor runs per instruction set of the arms (see [`CpuidShim`]).
+    pub ort: Option<Box<dyn Fn() -> anyhow::Result<Command> + 'a>>,
     pub json: bool,
 }
 
@@ -41,6 +42,9 @@ struct Arm {
     isa: &'static str,
     hark_full: Stats,
     hark_first_clause: Stats,
+    /// The instruction set onnxruntime's process saw: its own widest, or the arm's, capped
+    /// by hiding the rest from its CPUID ([`CpuidShim`]); a note when it could not be.
+    ort_isa: Option<String>,
     ort_full: Option<Stats>,
     ort_first_clause: Option<Stats>,
     /// Median over pairs of Hark's time / onnxruntime's (< 1: Hark is faster).
@@ -82,6 +86,79 @@ struct Ort {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     engine: String,
+    /// The widest instruction set the process's CPUID showed (`avx512`, `avx2`, `sse`).
+    isa: Option<String>,
+}
+
+/// `cpuid_cap.so` (source beside this file), built with the system's C compiler into a
+/// private folder: preloaded into an anchor, it hides the vector extensions above an arm's
+/// instruction set from that process, so onnxruntime runs the kernels a CPU without them runs
+/// and the arm compares like with like (`--isa avx2` against onnxruntime on AVX2, not on the
+/// AVX-512 it would otherwise pick).
+struct CpuidShim {
+    dir: tempfile::TempDir,
+}
+
+const CPUID_CAP_C: &str = include_str!("cpuid_cap.c");
+
+impl CpuidShim {
+    fn build() -> anyhow::Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let src = dir.path().join("cpuid_cap.c");
+        std::fs::write(&src, CPUID_CAP_C)?;
+        let out = Command::new(std::env::var_os("CC").unwrap_or_else(|| "cc".into()))
+            .args(["-shared", "-fPIC", "-O2", "-o"])
+            .arg(dir.path().join("cpuid_cap.so"))
+            .arg(&src)
+            .output()
+            .context("cannot run the C compiler (cc) for the CPUID cap")?;
+        anyhow::ensure!(
+            out.status.success(),
+            "building the CPUID cap failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(Self { dir })
+    }
+
+    /// Runs `cmd` with everything above `isa` hidden.
+    fn cap(&self, cmd: &mut Command, isa: Isa) {
+        let level = if isa == Isa::Avx2 { "avx2" } else { "sse" };
+        cmd.env("LD_PRELOAD", self.dir.path().join("cpuid_cap.so"))
+            .env("HARK_CPUID_CAP", level);
+    }
+}
+
+/// The anchor for arms at `isa`: onnxruntime as it is at the CPU's widest, else with the wider
+/// extensions hidden; its instruction set as the report gives it.
+fn start_anchor(
+    make: &dyn Fn() -> anyhow::Result<Command>,
+    isa: Isa,
+    shim: &Option<anyhow::Result<CpuidShim>>,
+) -> anyhow::Result<(Ort, String)> {
+    let mut cmd = make()?;
+    if isa == isa::detected() {
+        let ort = Ort::start(cmd)?;
+        let seen = ort.isa.clone().unwrap_or_else(|| "unknown".into());
+        return Ok((ort, seen));
+    }
+    let want = if isa == Isa::Avx2 { "avx2" } else { "sse" };
+    match shim {
+        Some(Ok(shim)) => shim.cap(&mut cmd, isa),
+        Some(Err(e)) => {
+            let ort = Ort::start(cmd)?;
+            let seen = ort.isa.clone().unwrap_or_else(|| "unknown".into());
+            return Ok((ort, format!("{seen} (not capped: {e:#})")));
+        }
+        None => unreachable!("a shim is built whenever an arm is below the CPU's widest"),
+    }
+    let ort = Ort::start(cmd)?;
+    let seen = ort.isa.clone().unwrap_or_else(|| "unknown".into());
+    let label = if seen == want {
+        format!("{seen} (CPUID capped)")
+    } else {
+        format!("{seen} (not capped to {want}: CPUID faulting unavailable?)")
+    };
+    Ok((ort, label))
 }
 
 impl Ort {
@@ -96,6 +173,7 @@ impl Ort {
         #[derive(serde::Deserialize)]
         struct Hello {
             engine: String,
+            isa: Option<String>,
         }
         let hello: Hello = serde_json::from_str(&read_line(&mut stdout)?)
             .context("the onnxruntime anchor's first line")?;
@@ -104,6 +182,7 @@ impl Ort {
             stdin,
             stdout,
             engine: hello.engine,
+            isa: hello.isa,
         })
     }
 
@@ -196,14 +275,28 @@ impl Worker {
 /// 89 ms on its own). Both engines start each run from idle, as they do in use.
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
 
-pub fn run(voice: Arc<Voice>, args: CpuArgs) -> anyhow::Result<()> {
+pub fn run(voice: Arc<Voice>, args: CpuArgs<'_>) -> anyhow::Result<()> {
     let load_before = load();
     let workers = args
         .threads
         .iter()
         .map(|&t| Worker::start(voice.clone(), t))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut ort = args.ort.map(Ort::start).transpose()?;
+    // One anchor per instruction set of the arms, the lower ones capped.
+    let mut levels: Vec<Isa> = args.isas.clone();
+    levels.sort();
+    levels.dedup();
+    let shim = levels
+        .iter()
+        .any(|&i| i < isa::detected())
+        .then(CpuidShim::build);
+    let mut anchors: Vec<(Isa, Ort, String)> = Vec::new();
+    if let Some(make) = &args.ort {
+        for &level in &levels {
+            let (ort, seen) = start_anchor(make.as_ref(), level, &shim)?;
+            anchors.push((level, ort, seen));
+        }
+    }
     let rate = voice.config.sample_rate as f64;
     let arms: Vec<(usize, Isa)> = args
         .threads
@@ -233,6 +326,10 @@ pub fn run(voice: Arc<Voice>, args: CpuArgs) -> anyhow::Result<()> {
             isa::cap(level);
             let threads = args.threads[p];
             let ort_first = round % 2 == 1;
+            let mut ort = anchors
+                .iter_mut()
+                .find(|(l, _, _)| *l == level)
+                .map(|(_, o, _)| o);
             for (which, text, reps) in [
                 ("full", SENTENCE, 1),
                 ("clause", FIRST_CLAUSE, args.clauses),
@@ -254,13 +351,19 @@ pub fn run(voice: Arc<Voice>, args: CpuArgs) -> anyhow::Result<()> {
         eprintln!("round {} of {} (load {})", round + 1, args.rounds, load());
     }
     isa::cap(Isa::Avx512);
-    let with_ort = ort.is_some();
+    let with_ort = !anchors.is_empty();
+    let anchor_isa = |level: Isa| {
+        anchors
+            .iter()
+            .find(|(l, _, _)| *l == level)
+            .map(|(_, _, seen)| seen.clone())
+    };
     let report = Report {
         text: SENTENCE,
         first_clause: FIRST_CLAUSE,
         cpu: cpu_model(),
         detected_isa: isa::detected().name(),
-        ort_engine: ort.as_ref().map(|o| o.engine.clone()),
+        ort_engine: anchors.first().map(|(_, o, _)| o.engine.clone()),
         audio_seconds: samples as f64 / rate,
         rounds: args.rounds,
         quiet: super::is_quiet(&load_before),
@@ -277,6 +380,7 @@ pub fn run(voice: Arc<Voice>, args: CpuArgs) -> anyhow::Result<()> {
                     isa: level.name(),
                     hark_full,
                     hark_first_clause: Stats::of(h.clause.clone()),
+                    ort_isa: anchor_isa(level),
                     ort_full: with_ort.then(|| Stats::of(o.full.clone())),
                     ort_first_clause: with_ort.then(|| Stats::of(o.clause.clone())),
                     ratio_full: with_ort.then(|| ratios(&h.full, &o.full)),
@@ -357,14 +461,15 @@ fn print_table(r: &Report) {
         println!("anchor: {e}");
     }
     println!(
-        "| threads | Hark kernels | Hark full median / P99 ms | ORT full | Hark/ORT full (median of pairs) | Hark first clause | ORT first clause | Hark/ORT clause | Hark RTF |"
+        "| threads | Hark kernels | ORT kernels | Hark full median / P99 ms | ORT full | Hark/ORT full (median of pairs) | Hark first clause | ORT first clause | Hark/ORT clause | Hark RTF |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for a in &r.arms {
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.3} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3} |",
             a.threads,
             a.isa,
+            a.ort_isa.as_deref().unwrap_or("–"),
             ms(&a.hark_full),
             opt(&a.ort_full),
             ratio(a.ratio_full),

@@ -286,13 +286,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     let ids = ort_ids(&voice)?;
     let script = ort_script()?;
-    let ort = (!args.no_ort)
-        .then(|| ort_command(&args, &threads, ids.path(), &script.path()))
-        .transpose()?
-        .map(|mut c| {
-            c.arg("--serve");
-            c
-        });
+    let ort_threads = threads.clone();
+    let make_ort = || {
+        let mut c = ort_command(&args, &ort_threads, ids.path(), &script.path())?;
+        c.arg("--serve");
+        Ok(c)
+    };
+    let ort =
+        (!args.no_ort).then(|| Box::new(make_ort) as Box<dyn Fn() -> anyhow::Result<Command> + '_>);
     cpu::run(
         std::sync::Arc::new(voice),
         cpu::CpuArgs {

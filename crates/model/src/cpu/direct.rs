@@ -377,8 +377,10 @@ mod x86 {
         }
     }
 
-    /// AVX2: 4 rows × 3 vectors (24 columns) = 12 accumulators; leftover rows one at a time;
-    /// a partial last column block on as few vectors as it needs (as in [`conv_avx512`]).
+    /// AVX2: 4 rows × 2 vectors (16 columns) = 8 accumulators, enough for two FMA ports of
+    /// latency 4; 4 × 3 left the compiler 16 live vector registers of the 16 and it spilled
+    /// accumulators in the inner loop (the 10 s sentence on one core: 911 ms, against 748). Leftover rows one at a time; a partial
+    /// last column block on as few vectors as it needs (as in [`conv_avx512`]).
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn conv_avx2(
         x: *const f32,
@@ -391,21 +393,21 @@ mod x86 {
     ) {
         let full = d.cout / 4 * 4;
         let main = ConvDims { cout: full, ..d };
-        for_tiles(main, 4, 24, |co, j, cols| unsafe {
+        for_tiles(main, 4, 16, |co, j, cols| unsafe {
             let (x, out, f) = (x.add(j), out.add(j), fuse.at(j));
             match cols {
-                ..=8 => tile256::<4, 1>(x, xs, w, d, co, out, os, cols, f),
-                9..=16 => tile256::<4, 2>(x, xs, w, d, co, out, os, cols, f),
-                _ => tile256::<4, 3>(x, xs, w, d, co, out, os, cols, f),
+                16 => tile256::<4, 2, true>(x, xs, w, d, co, out, os, cols, f),
+                ..=8 => tile256::<4, 1, false>(x, xs, w, d, co, out, os, cols, f),
+                _ => tile256::<4, 2, false>(x, xs, w, d, co, out, os, cols, f),
             }
         });
         let rest = ConvDims {
             cout: d.cout - full,
             ..d
         };
-        for_tiles(rest, 1, 24, |co, j, cols| unsafe {
+        for_tiles(rest, 1, 16, |co, j, cols| unsafe {
             let f = fuse.at(j);
-            tile256::<1, 3>(x.add(j), xs, w, d, full + co, out.add(j), os, cols, f)
+            tile256::<1, 2, false>(x.add(j), xs, w, d, full + co, out.add(j), os, cols, f)
         });
     }
 
@@ -424,7 +426,9 @@ mod x86 {
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    unsafe fn tile256<const R: usize, const NV: usize>(
+    /// `FULL`: all `8·NV` columns are live, so the inner loop loads plainly (an AVX2 masked
+    /// load takes an ALU slot beside its load, and the FMAs are short of exactly those).
+    unsafe fn tile256<const R: usize, const NV: usize, const FULL: bool>(
         x: *const f32,
         xs: usize,
         w: *const f32,
@@ -475,7 +479,11 @@ mod x86 {
                 for tap in 0..d.k {
                     let xp = xr.add(tap * d.dil);
                     let xv: [__m256; NV] = std::array::from_fn(|v| {
-                        _mm256_maskload_ps(xp.wrapping_add(v * 8), masks[v])
+                        if FULL {
+                            _mm256_loadu_ps(xp.add(v * 8))
+                        } else {
+                            _mm256_maskload_ps(xp.wrapping_add(v * 8), masks[v])
+                        }
                     });
                     for r in 0..R {
                         let wv = _mm256_set1_ps(*wc.add(r * wrow + tap));
