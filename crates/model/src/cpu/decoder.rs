@@ -4,7 +4,7 @@
 use super::flow::{check_input, flow_reverse_cols};
 use super::ops::conv1d_fused;
 use super::polyphase::Polyphase;
-use super::upsample::{ResConv, Stage};
+use super::upsample::{PostConv, ResConv, Stage};
 use super::vmath::tanh_in_place;
 use super::{CancelFn, ModelError, NEVER, Result, check_cancel};
 use hark_voice::tensor::Tensor;
@@ -240,11 +240,23 @@ pub fn decode_cols_packed(
     let kp = d.dec_pre_kernel_size;
     let pre_w = w.get_shaped("dec.conv_pre.weight", &[u, d.inter_channels, kp])?;
     let pre_b = w.get_shaped("dec.conv_pre.bias", &[u])?;
+    let n = d.upsample_rates.len();
+    let kq = d.dec_post_kernel_size;
+    let post = PostConv {
+        w: w.get_shaped("dec.conv_post.weight", &[1, stage_channels(d, n - 1), kq])?,
+        // Piper's conv_post has no bias; accept one if a voice carries it.
+        b: if w.contains("dec.conv_post.bias") {
+            Some(w.get_shaped("dec.conv_post.bias", &[1])?)
+        } else {
+            None
+        },
+        slope: FINAL_SLOPE,
+    };
     let mut x = conv1d_fused(z, pre_w, Some(pre_b), (kp - 1) / 2, 1, None, None);
     // `x` holds positions `at` of the current stage's input (frames × `per_frame`).
     let (mut at, mut per_frame) = (0..z.dim(1), 1usize);
-    let n = d.upsample_rates.len();
-    for stage in 0..=n {
+    let mut y = Vec::new();
+    for stage in 0..n {
         // What frames `keep` read from here on; cut the rest away.
         let (a, b) = d.decoder_reach_after_stage(stage);
         let lo = (keep.start * per_frame) as i64 + a;
@@ -254,29 +266,22 @@ pub fn decode_cols_packed(
             x = x.cols(want.start - at.start..want.end - at.start);
             at = want;
         }
-        if stage == n {
-            break;
-        }
         check_cancel(cancel)?;
         let ups = packs
             .ups
             .get(stage)
             .ok_or_else(|| ModelError::Input(format!("decoder packs lack stage {stage}")))?;
-        x = stage_weights(w, d, stage, ups, &x)?.run(&x, None);
+        let sw = stage_weights(w, d, stage, ups, &x)?;
+        // The last stage hands out conv_post's samples; the others their activations.
+        if stage + 1 == n {
+            y = sw.run_post(&x, &post, None);
+        } else {
+            x = sw.run(&x, None);
+        }
         let rate = d.upsample_rates[stage];
         at = at.start * rate..at.end * rate;
         per_frame *= rate;
     }
-    let last = stage_channels(d, n - 1);
-    let kq = d.dec_post_kernel_size;
-    let post_w = w.get_shaped("dec.conv_post.weight", &[1, last, kq])?;
-    // Piper's conv_post has no bias; accept one if a voice carries it.
-    let post_b = if w.contains("dec.conv_post.bias") {
-        Some(w.get_shaped("dec.conv_post.bias", &[1])?)
-    } else {
-        None
-    };
-    let mut y = conv1d_fused(&x, post_w, post_b, (kq - 1) / 2, 1, Some(FINAL_SLOPE), None).data;
     let from = keep.start * per_frame - at.start;
     y.drain(..from);
     y.truncate(keep.len() * per_frame);
@@ -566,6 +571,48 @@ mod tests {
             );
         }
         assert!(decode_cols(&w, &d, &z, 5..5, NEVER).is_err());
+    }
+
+    /// The last stage with conv_post fused into its tiles equals the stage, then LeakyReLU and
+    /// conv_post over its whole output, for tiles that split it anywhere.
+    #[test]
+    fn the_fused_post_convolution_equals_the_stage_then_conv_post() {
+        let d = tiny_dims();
+        let w = random_weights(&d, 27);
+        let stage = d.upsample_rates.len() - 1;
+        let ups = stage_pack(&w, &d, stage).unwrap();
+        let c = stage_channels(&d, stage);
+        let kq = d.dec_post_kernel_size;
+        let post_w = random_tensor(28, &[1, c, kq], 0.5);
+        let post_b = random_tensor(29, &[1], 0.5);
+        for t in [1, 5, 23] {
+            let x = random_tensor(30, &[d.upsample_initial_channel >> stage, t], 1.0);
+            let sw = stage_weights(&w, &d, stage, &ups, &x).unwrap();
+            let whole = sw.run(&x, None);
+            for bias in [None, Some(&post_b)] {
+                let want = conv1d_fused(
+                    &whole,
+                    &post_w,
+                    bias,
+                    (kq - 1) / 2,
+                    1,
+                    Some(FINAL_SLOPE),
+                    None,
+                );
+                let post = PostConv {
+                    w: &post_w,
+                    b: bias,
+                    slope: FINAL_SLOPE,
+                };
+                let rate = d.upsample_rates[stage];
+                for tile in [None, Some(rate), Some(3 * rate)] {
+                    let got = sw.run_post(&x, &post, tile);
+                    assert_eq!(got.len(), want.data.len());
+                    let e = rel_l2(&got, &want.data);
+                    assert!(e < 1e-6, "t {t} tile {tile:?} bias {}: {e}", bias.is_some());
+                }
+            }
+        }
     }
 
     #[test]
