@@ -73,7 +73,7 @@ impl Fuse {
 /// LeakyReLU as the kernels compute it: `max(v, slope·v)`, which for `0 ≤ slope ≤ 1` equals
 /// `v < 0 ? slope·v : v`.
 #[inline(always)]
-fn lrelu(v: f32, slope: f32) -> f32 {
+pub(crate) fn lrelu(v: f32, slope: f32) -> f32 {
     v.max(v * slope)
 }
 

@@ -190,7 +190,7 @@ pub fn relative_attention(
                         row[j as usize] += rel[i * nrel + r];
                     }
                 }
-                softmax_in_place(row);
+                super::vmath::softmax_in_place(row);
             }
             let mut o = matmul(&scores, &vt, t, t, kc); // [T, kc]
             for i in 0..t {
@@ -218,10 +218,6 @@ pub fn relative_attention(
         }
     }
     out
-}
-
-fn softmax_in_place(row: &mut [f32]) {
-    super::vmath::softmax_in_place(row);
 }
 
 #[cfg(test)]

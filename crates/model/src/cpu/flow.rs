@@ -67,19 +67,15 @@ pub fn wavenet(w: &Weights, d: &ModelDims, prefix: &str, x: &Tensor) -> Result<T
 
         let rs = conv1d(&a, rs_w, Some(rs_b), 0, 1);
         if last {
-            add_to(&mut skip.data, &rs.data);
+            add_assign(&mut skip.data, &rs.data);
         } else {
             let (res, sk) = rs.data.split_at(h * t);
-            add_to(&mut x.data, res);
-            add_to(&mut skip.data, sk);
+            add_assign(&mut x.data, res);
+            add_assign(&mut skip.data, sk);
         }
         dilation *= d.flow_dilation_rate.max(1);
     }
     Ok(skip)
-}
-
-fn add_to(x: &mut [f32], y: &[f32]) {
-    add_assign(x, y);
 }
 
 /// The mean `m = post(WN(pre(x0)))` of coupling `c` for the first half `x0 [C/2, T]`.

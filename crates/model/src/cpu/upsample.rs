@@ -6,7 +6,7 @@
 //! Numerically the same operations in the same order as the unfused stage: columns outside
 //! the sequence are zeroed between convolutions exactly as zero padding would see them.
 
-use super::direct::{ActOut, ConvDims, Init, conv_valid_fused};
+use super::direct::{ActOut, ConvDims, Init, conv_valid_fused, lrelu};
 use super::polyphase::{PolyScratch, Polyphase};
 use super::tiles::{PARALLEL_MACS, Unfilled, for_each_tile};
 use hark_voice::tensor::Tensor;
@@ -137,8 +137,7 @@ impl Stage<'_> {
                     *v = if g < 0 || g as usize >= t_out {
                         0.0
                     } else {
-                        let m = src[g as usize - a0] / blocks;
-                        if m < 0.0 { m * post.slope } else { m }
+                        lrelu(src[g as usize - a0] / blocks, post.slope)
                     };
                 }
             }
@@ -230,7 +229,7 @@ impl Stage<'_> {
                 dst[hi..].fill(0.0);
                 act.iter_mut()
                     .zip(dst.iter())
-                    .for_each(|(a, &v)| *a = if v < 0.0 { v * slope } else { v });
+                    .for_each(|(a, &v)| *a = lrelu(v, slope));
             },
         );
         sc.sum.resize(c * n, 0.0);
