@@ -9,7 +9,8 @@
 #   B=$PWD/.device/NAME bash .device/NAME/long-run.sh short [N [SECONDS]]
 #       a CUDA soak of N utterances (3000; a sample every N/10) inside one command, in the
 #       foreground, stopped after SECONDS (330)
-# $B/bundle.tar.xz is scripts/cuda/bundle.sh's layout (lib/, espeak-ng-data/, voices/) with
+# $B/bundle.tar.xz is scripts/cuda/bundle.sh's layout (lib/, espeak-ng-data/, voices/ or, beside
+# the bundle, NAME.onnx.xz and NAME.onnx.json from round_onnx.py, imported here) with
 # bin/hark-heap (hark built with `--features heap-count`, so the soak reports the live heap
 # too) and, optionally, fuzz/bin (the binaries of `cargo +nightly fuzz build -O`, debug info
 # stripped) and fuzz/corpus; their libraries are in lib/.
@@ -40,6 +41,12 @@ unpack() {
   mkdir -p "$H" "$R" && tar -C "$H" -xJf "$B/bundle.tar.xz"
   for f in "$H"/lib/*; do n=$(basename "$f"); ldconfig -p | grep -q "$n (" && rm "$f"; done
   setup_env
+  for x in "$B"/*.onnx.xz; do
+    [ -f "$x" ] || continue
+    o=$H/$(basename "${x%.xz}")
+    xz -dc -T0 "$x" > "$o" && cp "${x%.xz}.json" "$o.json" &&
+      bin/hark-heap voice import --name en_US-joe-medium "$o" > /dev/null || echo "voice import FAILED"
+  done
 }
 case ${1:-start} in
 short)

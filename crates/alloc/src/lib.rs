@@ -31,6 +31,12 @@
 //! per-thread arenas keep what they freed. [`release_c_heap`], which the engine calls when
 //! everything is said, hands it back (`malloc_trim`); `HARK_MALLOC_TRIM=0` turns that off
 //! (diagnosis of the soak, docs/RELIABILITY.md).
+//!
+//! mimalloc keeps a heap per thread, and a block freed by another thread goes back to its
+//! owner's page, which hands it back only when the owner allocates that size again or
+//! collects. Rayon's workers allocate in bursts and then sleep, so each could keep pages
+//! freed long ago. [`release_idle`] has every worker collect when the engine is idle;
+//! `HARK_IDLE_COLLECT=0` turns that part off (diagnosis).
 
 use libmimalloc_sys::{mi_option_set, mi_option_t, mi_process_info, mi_version};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,10 +138,34 @@ pub fn configure() -> bool {
     }
     let trim = std::env::var_os("HARK_MALLOC_TRIM").is_none_or(|v| v != "0");
     RELEASE_C_HEAP.store(trim, Ordering::Relaxed);
+    let collect = std::env::var_os("HARK_IDLE_COLLECT").is_none_or(|v| v != "0");
+    COLLECT_IDLE.store(collect, Ordering::Relaxed);
     true
 }
 
 static RELEASE_C_HEAP: AtomicBool = AtomicBool::new(true);
+static COLLECT_IDLE: AtomicBool = AtomicBool::new(true);
+
+/// Everything is said: hands back what glibc keeps ([`release_c_heap`]), and has this thread
+/// and each of rayon's workers collect their mimalloc heaps ([`collect_this_thread`]), unless
+/// `HARK_IDLE_COLLECT=0` was set at [`configure`]. The workers collect in the background, each
+/// between two jobs, so this returns at once. Call it where no audio waits on the thread, once
+/// rayon's pool has started (a backend starts it), or it starts the pool.
+pub fn release_idle() {
+    release_c_heap();
+    if COLLECT_IDLE.load(Ordering::Relaxed) {
+        collect_this_thread();
+        rayon::spawn_broadcast(|_| collect_this_thread());
+    }
+}
+
+/// Hands back the pages of this thread's mimalloc heap whose blocks are all free, full pages
+/// and blocks other threads freed included, and purges what mimalloc holds unused now rather
+/// than after its delay (`mi_collect(true)`).
+pub fn collect_this_thread() {
+    // SAFETY: mi_collect only walks the calling thread's own heap and the arenas' free lists.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}
 
 /// Bytes mimalloc has committed from the OS (in use or kept), its own count: with RSS and the
 /// live heap it tells memory the Rust allocator keeps from memory a C library or the driver
@@ -164,8 +194,12 @@ pub fn release_c_heap() {
 
 #[cfg(test)]
 mod tests {
+    /// The tests that read the process's memory run one at a time.
+    static MEMORY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn committed_bytes_count_what_mimalloc_maps() {
+        let _one = MEMORY.lock().unwrap_or_else(|e| e.into_inner());
         #[global_allocator]
         static A: super::Allocator = super::Allocator;
         let before = super::committed_bytes();
@@ -181,18 +215,44 @@ mod tests {
     }
 
     #[test]
+    fn workers_hand_back_blocks_another_thread_freed() {
+        let _one = MEMORY.lock().unwrap_or_else(|e| e.into_inner());
+        // mimalloc is this test binary's allocator (declared above).
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        // 48 MiB in 96 KiB blocks, allocated (and touched) on a worker and freed here, as the
+        // prior noise's pieces were: they stay resident on the worker's pages, past the purge
+        // delay, until that worker collects (61 → 8.6 MB here; mimalloc's own `committed`
+        // count does not move, so RSS is the measure).
+        let blocks: Vec<Vec<u8>> = pool.install(|| (0..512).map(|_| vec![1u8; 96 << 10]).collect());
+        drop(blocks);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let before = rss();
+        pool.broadcast(|_| super::collect_this_thread());
+        let after = rss();
+        assert!(
+            after + (32 << 20) < before,
+            "RSS {before} → {after} bytes: the worker handed back less than 32 MiB of 48"
+        );
+    }
+
+    fn rss() -> usize {
+        let s = std::fs::read_to_string("/proc/self/statm").unwrap();
+        s.split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse::<usize>()
+            .unwrap()
+            * 4096
+    }
+
+    #[test]
     fn releasing_the_c_heap_gives_back_what_glibc_kept() {
+        let _one = MEMORY.lock().unwrap_or_else(|e| e.into_inner());
         // 64 MiB in 4 KiB blocks from glibc directly (below its mmap threshold, so they sit in
         // the arena), all freed but the last, which pins the arena's top.
-        let rss = || {
-            let s = std::fs::read_to_string("/proc/self/statm").unwrap();
-            s.split_whitespace()
-                .nth(1)
-                .unwrap()
-                .parse::<usize>()
-                .unwrap()
-                * 4096
-        };
         // SAFETY: plain malloc/free pairs, each block written once.
         let before = unsafe {
             let blocks: Vec<*mut u8> = (0..16_384).map(|_| libc::malloc(4096).cast()).collect();

@@ -631,7 +631,7 @@ impl Worker {
             if !open && !self.c_heap_released {
                 // Everything is said and drained: the moment the user is listening to nothing,
                 // so the time it takes delays no audio.
-                hark_alloc::release_c_heap();
+                hark_alloc::release_idle();
                 self.c_heap_released = true;
             }
             return IDLE_WAIT;

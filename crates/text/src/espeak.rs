@@ -382,6 +382,11 @@ fn invisible(c: char) -> bool {
 /// not). So the dots before a word of more than [`MAX_WORD_AFTER_DOTTED_LETTER_BYTES`] that
 /// follows a dotted letter become spaces too, and so does a dot after a single letter that is
 /// followed by such a run of any characters but spaces (`dots_before_long_runs`).
+///
+/// espeak-ng 1.52 (the one linked now) adds two overflows that AddressSanitizer found and
+/// two more rules, each one ASCII byte for another: the `s` of "PDFs" and the like becomes
+/// `S` (`plurals_after_capital_f`), and the `.` or `,` between a number and a long run of
+/// symbols ("77777.||||…") a space (`marks_between_numbers_and_symbols`).
 pub fn make_safe(text: &str) -> Cow<'_, str> {
     let mut dotted = DottedRuns::default();
     for (i, c) in text.char_indices() {
@@ -393,7 +398,13 @@ pub fn make_safe(text: &str) -> Cow<'_, str> {
     let mut cuts = dotted.cuts;
     cuts.extend(dots_before_long_runs(text));
     cuts.extend(dots_in_long_clauses(text));
-    if cuts.is_empty() {
+    let visible: Vec<(usize, char)> = text
+        .char_indices()
+        .filter(|(_, c)| !invisible(*c))
+        .collect();
+    let mut edits = plurals_after_capital_f(&visible);
+    edits.extend(marks_between_numbers_and_symbols(&visible));
+    if cuts.is_empty() && edits.is_empty() {
         return Cow::Borrowed(text);
     }
     cuts.sort_by_key(|r| r.start);
@@ -404,7 +415,85 @@ pub fn make_safe(text: &str) -> Cow<'_, str> {
         let in_cut = cuts.peek().is_some_and(|r| r.contains(&i));
         out.push(if in_cut && c == '.' { ' ' } else { c });
     }
-    Cow::Owned(out)
+    // Each edit puts one ASCII byte for another, so the text stays UTF-8 of the same length.
+    let mut bytes = out.into_bytes();
+    for (i, b) in edits {
+        debug_assert!(bytes[i].is_ascii() && b.is_ascii());
+        bytes[i] = b;
+    }
+    Cow::Owned(String::from_utf8(bytes).expect("ASCII replaced by ASCII"))
+}
+
+/// The `s` of [`make_safe`]'s plural rule (espeak-ng 1.52), upper-cased: an `s`, `'s` or `’s`
+/// that ends a word right after two or more capitals ending in `F` ("PDFs", "xFF's", "ÉFs").
+/// espeak-ng reads such a word as the plural of an abbreviation and overflows a stack buffer in
+/// `MatchRule` (from `addPluralSuffixes`); AddressSanitizer found it in 91 bytes of technical
+/// prose ("docs.rFFFFFs/regex"), silent without it. Only `F` does it (every capital was tried),
+/// and a letter or digit after the `s` does not. "PDFS" is spelled "P D F S", as espeak reads
+/// any such capitals; without the rule espeak said "P D F" and dropped the `s`. The normaliser
+/// already spells all-capital plurals with dots ("P.D.F's"), so this catches `--raw` text and
+/// mixed case.
+fn plurals_after_capital_f(visible: &[(usize, char)]) -> Vec<(usize, u8)> {
+    let mut out = Vec::new();
+    let mut capitals = 0usize;
+    for (k, &(_, c)) in visible.iter().enumerate() {
+        if c.is_uppercase() {
+            capitals += 1;
+            continue;
+        }
+        if capitals >= 2 && visible[k - 1].1 == 'F' {
+            let next = |j: usize| visible.get(j).map(|&(_, d)| d);
+            let s = match c {
+                's' => Some(k),
+                '\'' | '’' if next(k + 1) == Some('s') => Some(k + 1),
+                _ => None,
+            };
+            if let Some(s) = s
+                && next(s + 1).is_none_or(|d| !d.is_alphanumeric())
+            {
+                out.push((visible[s].0, b'S'));
+            }
+        }
+        capitals = 0;
+    }
+    out
+}
+
+/// Digits a number may have before [`make_safe`]'s number rule looks at the mark after it.
+pub const MIN_DIGITS_BEFORE_SYMBOLS: usize = 3;
+/// Symbols that may follow a number's `.` or `,` before that mark becomes a space.
+pub const MAX_SYMBOLS_AFTER_NUMBER: usize = 8;
+
+/// The marks of [`make_safe`]'s number rule (espeak-ng 1.52), to become spaces: a `.` or `,`
+/// after at least [`MIN_DIGITS_BEFORE_SYMBOLS`] digits, followed by more than
+/// [`MAX_SYMBOLS_AFTER_NUMBER`] characters that are neither letters, digits nor spaces.
+/// espeak-ng reads the number, the mark and the symbols as one word and overflows a stack
+/// buffer in `TranslateClauseWithTerminator`: "77777." or "77777," then 16 of `|`, `#`, `=`,
+/// `-`, `.` and most other ASCII symbols, mixed or not; 15 symbols, 4 digits, a space instead of
+/// the mark or a letter among the symbols do not (AddressSanitizer, every ASCII symbol tried).
+/// The limits are half of those measured. A number with thousands separators or decimals
+/// ("1,234,567.89") has digits after each mark and is left alone.
+fn marks_between_numbers_and_symbols(visible: &[(usize, char)]) -> Vec<(usize, u8)> {
+    let mut out = Vec::new();
+    let mut digits = 0usize;
+    for (k, &(i, c)) in visible.iter().enumerate() {
+        if c.is_numeric() {
+            digits += 1;
+            continue;
+        }
+        if digits >= MIN_DIGITS_BEFORE_SYMBOLS && matches!(c, '.' | ',') {
+            let symbols = visible[k + 1..]
+                .iter()
+                .take_while(|(_, d)| !d.is_alphanumeric() && !d.is_whitespace())
+                .take(MAX_SYMBOLS_AFTER_NUMBER + 1)
+                .count();
+            if symbols > MAX_SYMBOLS_AFTER_NUMBER {
+                out.push((i, b' '));
+            }
+        }
+        digits = 0;
+    }
+    out
 }
 
 /// The dots of [`make_safe`]'s last rule that the word rule cannot see: a dot right after a

@@ -927,6 +927,63 @@ mod tests {
     }
 
     #[test]
+    fn overflows_found_in_espeak_152_are_kept_away() {
+        use crate::espeak::make_safe;
+        // AddressSanitizer: MatchRule (from addPluralSuffixes) writes past a stack buffer on
+        // an `s` that ends a word after two or more capitals ending in F. The `s` becomes `S`.
+        for (text, safe) in [
+            ("PDFs", "PDFS"),
+            ("AFs", "AFS"),
+            ("xFFs", "xFFS"),
+            ("3AFs", "3AFS"),
+            ("ÉFs", "ÉFS"),
+            ("aFF's", "aFF'S"),
+            ("PDF’s", "PDF’S"),
+            ("the PDFs are here.", "the PDFS are here."),
+            ("docs.rFFFFFs/regex", "docs.rFFFFFS/regex"),
+            ("AF\u{ad}s, more", "AF\u{ad}S, more"),
+        ] {
+            assert_eq!(make_safe(text), safe);
+            assert!(!phonemize(text, "en-us").unwrap().is_empty(), "{text}");
+        }
+        // One capital, another capital than F, a letter or digit after the `s`: clean, kept.
+        for text in [
+            "Fs", "xFs", "aF's", "AVs", "ALs", "AFsx", "AFs1", "AF5s", "Afs",
+        ] {
+            assert_eq!(make_safe(text), text);
+        }
+        // TranslateClauseWithTerminator overflows on a number, `.` or `,`, then 16 symbols
+        // or more. The mark becomes a space.
+        for (number, symbols) in [
+            ("77777.", "|".repeat(16)),
+            ("77777,", "#".repeat(40)),
+            ("777.", "=".repeat(9)),
+            ("77777.", "-".repeat(20)),
+            ("77777.", ".".repeat(20)),
+            ("77777.", "#=".repeat(8)),
+            ("77777.", "|.".repeat(10)),
+        ] {
+            let text = format!("{number}{symbols}");
+            let safe = make_safe(&text);
+            assert_eq!(safe.len(), text.len());
+            assert_eq!(&safe[number.len() - 1..number.len()], " ", "{text}");
+            assert!(!phonemize(&text, "en-us").unwrap().is_empty(), "{text}");
+        }
+        // Numbers as prose writes them, and short runs, are left alone.
+        for text in [
+            "1,234,567.89",
+            "It was 2024. Then 2025, and more.",
+            "77777.||||||||",
+            "77.||||||||||||||||",
+            "77777.a||||||||||||||||",
+            "77777 ||||||||||||||||",
+            "Total: 100.00 ----------",
+        ] {
+            assert_eq!(make_safe(text), text);
+        }
+    }
+
+    #[test]
     fn long_sentences_are_cut_into_bounded_pieces() {
         let map = toy_map();
         // 600 words without punctuation: one sentence for espeak.
@@ -1012,6 +1069,19 @@ mod tests {
                 "m.||||",
             ),
         ];
+        // espeak-ng 1.52 under AddressSanitizer: a number, a dot and a long run of `|`;
+        // and "rFFFFFs" in technical prose (found by `text_front`, run through the
+        // normaliser there).
+        let later = later.into_iter().chain([
+            (
+                &include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-number-symbols")[..],
+                "777.||||",
+            ),
+            (
+                &include_bytes!("../../../fuzz/corpus/text_front/crash-stack-plural-ffs")[..],
+                "rFFFFFs/",
+            ),
+        ]);
         for (bytes, what) in later {
             let text = String::from_utf8_lossy(bytes);
             assert!(text.contains(what));

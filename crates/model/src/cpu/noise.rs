@@ -54,29 +54,39 @@ impl NoiseSource {
         }
         let start = self.rng.get_word_pos();
         let seg = n / parts;
-        // (word position of each sample, then of the end; samples)
-        let pieces: Vec<(Vec<u128>, Vec<f32>)> = (0..parts)
-            .into_par_iter()
+        // Two words per sample when nothing is rejected; the last piece also covers the few
+        // percent the rejections push the stream back.
+        let count = |j: usize| {
+            if j + 1 == parts {
+                n - j * seg + n / 32 + OVERLAP
+            } else {
+                seg + OVERLAP
+            }
+        };
+        // (word position of each sample, then of the end; samples). Allocated here and only
+        // filled on the workers: a block a worker allocates and this thread frees stays on
+        // the worker's pages until that worker allocates the same size again, so each of the
+        // pool's threads kept its own high-water mark (the CUDA soak's growth, RELIABILITY.md).
+        let mut pieces: Vec<(Vec<u128>, Vec<f32>)> = (0..parts)
             .map(|j| {
+                (
+                    Vec::with_capacity(count(j) + 1),
+                    Vec::with_capacity(count(j)),
+                )
+            })
+            .collect();
+        pieces
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(j, (pos, val))| {
                 let mut rng = self.rng.clone();
-                // Two words per sample when nothing is rejected; the last piece also covers
-                // the few percent the rejections push the stream back.
                 rng.set_word_pos(start + 2 * (j * seg) as u128);
-                let count = if j + 1 == parts {
-                    n - j * seg + n / 32 + OVERLAP
-                } else {
-                    seg + OVERLAP
-                };
-                let mut pos = Vec::with_capacity(count + 1);
-                let mut val = Vec::with_capacity(count);
-                for _ in 0..count {
+                for _ in 0..count(j) {
                     pos.push(rng.get_word_pos());
                     val.push(rng.sample::<f32, _>(StandardNormal));
                 }
                 pos.push(rng.get_word_pos());
-                (pos, val)
-            })
-            .collect();
+            });
         let mut out = Vec::with_capacity(n);
         let (mut j, mut i) = (0, 0);
         while out.len() < n {
