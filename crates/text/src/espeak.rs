@@ -542,11 +542,13 @@ pub const MAX_CLAUSE_WORDS_BEFORE_DOTTED_RUNS: usize = 150;
 /// `TranslateClauseWithTerminator` on "a.b.c.d.e.f.g.h.i.j " 20 times; Debian's 1.51 did not).
 ///
 /// The estimate counts each group of letters, of digits, and each other visible character as
-/// a word, and starts again where espeak ends a clause: at `, ; : ! ?` before whitespace, and
-/// at a dot before whitespace that ends a word of two or more characters. A dot after a single
-/// letter does not end espeak's clause, nor does a newline or a blank line ("W.\n" and
-/// "W.\n\n" 200 times crashed), and espeak joins runs over more than dots ("W ._W"), so past
-/// the limit every other dot becomes a space. The letters stay, and espeak spells them alone
+/// a word, and starts again where espeak ends a clause: at `, ; : ! ?` before whitespace. A
+/// dot before whitespace after a word of two or more characters is kept but does not start it
+/// again, as espeak may read the word as an abbreviation and go on (the fuzzer's "Wm. e.W.W…",
+/// 311 bytes, overflowed 1.52 in `TranslateClauseWithTerminator` while the estimate started
+/// again there). A dot after a single letter does not end espeak's clause, nor does a newline
+/// or a blank line ("W.\n" and "W.\n\n" 200 times crashed), and espeak joins runs over more
+/// than dots ("W ._W"), so past the limit every other dot becomes a space. The letters stay, and espeak spells them alone
 /// as it would have in the run; a clause that long is rare in prose.
 fn dots_in_long_clauses(text: &str) -> Vec<std::ops::Range<usize>> {
     let visible: Vec<(usize, char)> = text
@@ -571,10 +573,13 @@ fn dots_in_long_clauses(text: &str) -> Vec<std::ops::Range<usize>> {
         }
         let word_before = group.0;
         group = (0, false);
-        if (matches!(c, ',' | ';' | ':' | '!' | '?') && before_space)
-            || (c == '.' && before_space && word_before >= 2)
-        {
+        if matches!(c, ',' | ';' | ':' | '!' | '?') && before_space {
             words = 0;
+            continue;
+        }
+        if c == '.' && before_space && word_before >= 2 {
+            // Ends a sentence, or an abbreviation that does not end espeak's clause ("Wm. "
+            // amid dotted runs crashed 1.52): kept, and the count goes on.
             continue;
         }
         if c.is_whitespace() {

@@ -897,6 +897,8 @@ mod tests {
         // limit: many runs in one clause, each short enough for the rules above.
         for (unit, n) in [
             ("a.b.c.d.e.f.g.h.i.j ", 20),
+            // An abbreviation's dot does not end espeak's clause.
+            ("a.b.c.d.e.f.g.h.i.j Wm. ", 20),
             ("a . b . c . d . e . f . g . h . i . j ", 20),
             ("a.b.c.d.e.f.g.h.i.j. ", 20),
             ("a.b.c.d.e.f.g.h ", 80),
@@ -1080,6 +1082,14 @@ mod tests {
             (
                 &include_bytes!("../../../fuzz/corpus/text_front/crash-stack-plural-ffs")[..],
                 "rFFFFFs/",
+            ),
+            // Dotted runs in one clause, with "m." amid them, where the clause rule's count
+            // started again (TranslateClauseWithTerminator).
+            (
+                &include_bytes!(
+                    "../../../fuzz/corpus/espeak_raw/crash-stack-abbreviation-in-dotted-clause"
+                )[..],
+                "W.W.W",
             ),
         ]);
         for (bytes, what) in later {
