@@ -35,8 +35,8 @@
 //! mimalloc keeps a heap per thread, and a block freed by another thread goes back to its
 //! owner's page, which hands it back only when the owner allocates that size again or
 //! collects. Rayon's workers allocate in bursts and then sleep, so each could keep pages
-//! freed long ago. [`release_idle`] has every worker collect when the engine is idle;
-//! `HARK_IDLE_COLLECT=0` turns that part off (diagnosis).
+//! freed long ago. [`collect_heaps`] has every worker collect once the engine has been idle
+//! for a second; `HARK_IDLE_COLLECT=0` turns that off (diagnosis).
 
 use libmimalloc_sys::{mi_option_set, mi_option_t, mi_process_info, mi_version};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,13 +146,18 @@ pub fn configure() -> bool {
 static RELEASE_C_HEAP: AtomicBool = AtomicBool::new(true);
 static COLLECT_IDLE: AtomicBool = AtomicBool::new(true);
 
-/// Everything is said: hands back what glibc keeps ([`release_c_heap`]), and has this thread
-/// and each of rayon's workers collect their mimalloc heaps ([`collect_this_thread`]), unless
-/// `HARK_IDLE_COLLECT=0` was set at [`configure`]. The workers collect in the background, each
-/// between two jobs, so this returns at once. Call it where no audio waits on the thread, once
-/// rayon's pool has started (a backend starts it), or it starts the pool.
-pub fn release_idle() {
-    release_c_heap();
+/// How long the engine stays idle before [`collect_heaps`]: mimalloc's own delay before it
+/// purges its arenas (the purge delay × `arena_purge_mult`, 10), so a user who asks for the
+/// next sentence sooner finds its pages still mapped, as without the collection.
+pub const COLLECT_AFTER_IDLE: std::time::Duration =
+    std::time::Duration::from_millis(10 * PURGE_DELAY_MS as u64);
+
+/// Has this thread and each of rayon's workers collect its mimalloc heap
+/// ([`collect_this_thread`]), unless `HARK_IDLE_COLLECT=0` was set at [`configure`]. The workers
+/// collect in the background, each between two jobs, so this returns at once. Call it when the
+/// engine has been idle for [`COLLECT_AFTER_IDLE`], once rayon's pool has started (a backend
+/// starts it), or it starts the pool.
+pub fn collect_heaps() {
     if COLLECT_IDLE.load(Ordering::Relaxed) {
         collect_this_thread();
         rayon::spawn_broadcast(|_| collect_this_thread());

@@ -334,6 +334,8 @@ struct Worker {
     last_step: Option<(usize, f64)>,
     /// What C libraries freed was handed back since everything was last said.
     c_heap_released: bool,
+    /// When everything was last said and drained, until the heaps are collected.
+    idle_since: Option<Instant>,
     /// Speed and pitch on the PCM (bypassed at 1× and 0 semitones).
     tempo: Tempo,
     /// Its output for the current step.
@@ -492,6 +494,7 @@ impl Worker {
             utts: HashMap::new(),
             last_step: None,
             c_heap_released: true,
+            idle_since: None,
         })
     }
 
@@ -631,8 +634,16 @@ impl Worker {
             if !open && !self.c_heap_released {
                 // Everything is said and drained: the moment the user is listening to nothing,
                 // so the time it takes delays no audio.
-                hark_alloc::release_idle();
+                hark_alloc::release_c_heap();
                 self.c_heap_released = true;
+                self.idle_since = Some(Instant::now());
+            }
+            // Not at once: a forced collection unmaps what the next sentence would reuse.
+            if let Some(since) = self.idle_since
+                && since.elapsed() >= hark_alloc::COLLECT_AFTER_IDLE
+            {
+                hark_alloc::collect_heaps();
+                self.idle_since = None;
             }
             return IDLE_WAIT;
         }
@@ -643,6 +654,7 @@ impl Worker {
 
     fn take(&mut self, item: Item) {
         self.c_heap_released = false;
+        self.idle_since = None;
         if item.epoch() > self.seen_epoch {
             self.stopped(item.epoch());
         }
