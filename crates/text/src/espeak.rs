@@ -285,12 +285,30 @@ impl EspeakGuard {
     pub fn clauses(&mut self, text: &str) -> Result<Vec<RawClause>, TextError> {
         CALLS_ON_THIS_THREAD.with(|n| n.set(n.get() + 1));
         self.reset_reader();
-        let c_text =
-            CString::new(make_safe(text).into_owned()).map_err(|_| TextError::InteriorNul)?;
+        let safe = make_safe(text);
+        let pieces = clause_pieces(&safe);
+        let mut out = Vec::new();
+        for (k, piece) in pieces.iter().enumerate() {
+            let last = k + 1 == pieces.len();
+            self.piece_clauses(&safe[piece.clone()], piece.start, last, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The clauses of one piece of [`clause_pieces`], at byte offset `at` of the whole text;
+    /// the end of a piece that is not the `last` is a clause end at that offset.
+    fn piece_clauses(
+        &mut self,
+        piece: &str,
+        at: usize,
+        last: bool,
+        out: &mut Vec<RawClause>,
+    ) -> Result<(), TextError> {
+        let c_text = CString::new(piece).map_err(|_| TextError::InteriorNul)?;
         let bytes = c_text.as_bytes_with_nul();
         let base = bytes.as_ptr() as usize;
         let limit = bytes.len();
-        let mut out = Vec::new();
+        let piece_end = (!last).then_some(at + piece.len());
         let mut cursor: *const c_void = c_text.as_ptr().cast();
         let mut start = 0usize;
         loop {
@@ -316,22 +334,95 @@ impl EspeakGuard {
                     // Not expected from espeak: stop rather than loop or read out of bounds.
                     tracing::debug!(start, off, "espeak text pointer did not advance; stopping");
                     out.push(RawClause {
-                        start,
-                        end: None,
+                        start: at + start,
+                        end: piece_end,
                         ipa,
                     });
-                    break;
+                    return Ok(());
                 }
                 Some(off)
             };
-            out.push(RawClause { start, end, ipa });
+            out.push(RawClause {
+                start: at + start,
+                end: end.map(|e| at + e).or(piece_end),
+                ipa,
+            });
             match end {
                 Some(off) => start = off,
-                None => break,
+                None => return Ok(()),
             }
         }
-        Ok(out)
     }
+}
+
+/// What one piece that [`clause_pieces`] hands to espeak-ng may cost between two clause marks.
+/// espeak-ng 1.52 copies a clause into `sbuf[800]` on the stack (`N_TR_SOURCE`), with spaces
+/// added around symbols and between digits and letters, and reads past its end when that
+/// fills: `LookupDict2` overflowed under AddressSanitizer on 450 bytes of "a1 ", 600 of
+/// "a-b ", 400 of "a/b " and 300 of "1a1a…" (one word), and on dotted runs amid 144 words
+/// (the fuzzer, 445 bytes). 250 bytes of "1a1a…" did not. The cost counts what espeak adds
+/// (see [`char_cost`]); 300 is about a third of the buffer for the worst case measured.
+pub const MAX_CLAUSE_COST: usize = 300;
+
+/// `text` in pieces for espeak-ng: one piece, the whole text, unless the run since the last
+/// clause mark (`, ; : ! ?` before whitespace) would cost more than [`MAX_CLAUSE_COST`]; then
+/// a piece ends after the last whitespace before that (or, in a word that long, at the limit),
+/// and espeak reads the next piece as a clause of its own, as it does when its buffer is full.
+/// A dot does not end the run: espeak reads some as abbreviations and goes on.
+pub fn clause_pieces(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut pieces = Vec::new();
+    let (mut start, mut cost) = (0usize, 0usize);
+    // Where a piece may end (after a whitespace character), and the cost from there on.
+    let mut cut: Option<(usize, usize)> = None;
+    let mut prev: Option<char> = None;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() && prev.is_some_and(|p| matches!(p, ',' | ';' | ':' | '!' | '?')) {
+            cost = 0;
+            cut = None;
+        }
+        let add = char_cost(prev, c);
+        if cost + add > MAX_CLAUSE_COST && i > start {
+            let end = match cut {
+                Some((at, after)) if at > start => {
+                    cost = after;
+                    at
+                }
+                _ => {
+                    cost = 0;
+                    i
+                }
+            };
+            pieces.push(start..end);
+            start = end;
+            cut = None;
+        }
+        cost += add;
+        if c.is_whitespace() {
+            cut = Some((i + c.len_utf8(), 0));
+        } else if let Some((_, after)) = &mut cut {
+            *after += add;
+        }
+        prev = Some(c);
+    }
+    pieces.push(start..text.len());
+    pieces
+}
+
+/// What `c` costs in espeak-ng's clause buffer after `prev`: its bytes, two spaces around a
+/// symbol, and one between a digit and a letter or before a capital inside a word.
+fn char_cost(prev: Option<char>, c: char) -> usize {
+    let bytes = c.len_utf8();
+    if c.is_whitespace() {
+        return bytes;
+    }
+    if !c.is_alphanumeric() {
+        return bytes + 2;
+    }
+    let joined = prev.is_some_and(|p| {
+        p.is_alphanumeric()
+            && (p.is_numeric() != c.is_numeric() || (p.is_lowercase() && c.is_uppercase()))
+    });
+    bytes + usize::from(joined)
 }
 
 thread_local! {

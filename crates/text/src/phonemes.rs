@@ -276,6 +276,15 @@ fn phonemize_ranges(
         }
         sentence.phonemes.extend(ipa);
         sentence.phonemes.extend(term.append.chars());
+        // A piece of a long clause (`espeak::clause_pieces`) ends after a space, between two
+        // words that espeak would have read on from, with a space between them.
+        if term.append.is_empty()
+            && !term.sentence_end
+            && region.last().is_some_and(|c| c.is_whitespace())
+            && sentence.phonemes.last().is_some_and(|&p| p != ' ')
+        {
+            sentence.phonemes.push(' ');
+        }
         if words {
             let n = sentence.phonemes.len();
             sentence.labels.resize(n, None);
@@ -1006,6 +1015,68 @@ mod tests {
         ] {
             assert_eq!(make_safe(text), text);
         }
+    }
+
+    #[test]
+    fn long_clauses_reach_espeak_in_pieces() {
+        use crate::espeak::{MAX_CLAUSE_COST, clause_pieces};
+        // espeak-ng 1.52 read past its clause buffer (AddressSanitizer, LookupDict2) on each.
+        let one_word = "1a".repeat(150);
+        for text in [
+            "a1 ".repeat(150),
+            "a-b ".repeat(150),
+            "a/b ".repeat(100),
+            "1a1 ".repeat(100),
+            one_word.clone(),
+            format!(
+                "{} {}",
+                "W.W.W.W.W.W.W.W.W.W.W.W.W ".repeat(9),
+                "W ".repeat(144)
+            ),
+        ] {
+            let pieces = clause_pieces(&text);
+            assert!(pieces.len() >= 2, "{}: {pieces:?}", &text[..12]);
+            assert_eq!(pieces[0].start, 0);
+            assert_eq!(pieces.last().unwrap().end, text.len());
+            for w in pieces.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+            }
+            for p in &pieces[..pieces.len() - 1] {
+                let piece = &text[p.clone()];
+                // After a space, unless the word itself is longer than a piece.
+                assert!(piece.ends_with(' ') || !piece.contains(' '), "{piece:?}");
+                assert!(piece.len() <= MAX_CLAUSE_COST, "{}", piece.len());
+            }
+            // Every word is still said, in order.
+            let said = phonemize(&text, "en-us").unwrap();
+            assert!(!said.is_empty() && !said[0].is_empty());
+        }
+        // Text with clause marks, and any text up to the cost, is one piece: as before.
+        for text in [
+            "Well, this is fine; it has marks: many, of them! ".repeat(40),
+            "The quick brown fox jumps over the lazy dog while the old farmer watches from his \
+             porch and wonders whether the rain will ever come back to the valley before the \
+             end of this long dry summer."
+                .to_string(),
+        ] {
+            assert_eq!(clause_pieces(&text), [0..text.len()]);
+        }
+        // The pieces' clauses point into the whole text, in order, and the words of a text cut
+        // in pieces are those of its parts.
+        let text = "word ".repeat(100);
+        let sentences = text_to_ids(&text, "en-us", &toy_map()).unwrap();
+        assert!(sentences.iter().all(|s| s.text_range.end <= text.len()));
+        let all: String = phonemize(&text, "en-us")
+            .unwrap()
+            .concat()
+            .into_iter()
+            .collect();
+        assert_eq!(all.matches("ɜːd").count(), 100, "{all}");
+        assert_eq!(
+            all.matches("ɜːd ").count(),
+            99,
+            "a space between each two: {all}"
+        );
     }
 
     #[test]
