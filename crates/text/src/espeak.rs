@@ -515,8 +515,13 @@ pub fn make_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(bytes).expect("ASCII replaced by ASCII"))
 }
 
-/// The `s` of [`make_safe`]'s plural rule (espeak-ng 1.52), upper-cased: an `s`, `'s` or `’s`
-/// that ends a word right after two or more capitals ending in `F` ("PDFs", "xFF's", "ÉFs").
+/// Marks that may stand between the capitals and the `s` of [`make_safe`]'s plural rule.
+const MAX_MARKS_BEFORE_PLURAL: usize = 4;
+
+/// The `s` of [`make_safe`]'s plural rule (espeak-ng 1.52), upper-cased: an `s` that ends a word
+/// right after two or more capitals ending in `F`, or after them and up to
+/// [`MAX_MARKS_BEFORE_PLURAL`] marks ("PDFs", "xFF's", "ÉFs", "FF?s", "FF??s", "FF´s", "FF‘s";
+/// the fuzzer found `?` after the first rule).
 /// espeak-ng reads such a word as the plural of an abbreviation and overflows a stack buffer in
 /// `MatchRule` (from `addPluralSuffixes`); AddressSanitizer found it in 91 bytes of technical
 /// prose ("docs.rFFFFFs/regex"), silent without it. Only `F` does it (every capital was tried),
@@ -534,11 +539,11 @@ fn plurals_after_capital_f(visible: &[(usize, char)]) -> Vec<(usize, u8)> {
         }
         if capitals >= 2 && visible[k - 1].1 == 'F' {
             let next = |j: usize| visible.get(j).map(|&(_, d)| d);
-            let s = match c {
-                's' => Some(k),
-                '\'' | '’' if next(k + 1) == Some('s') => Some(k + 1),
-                _ => None,
-            };
+            // The `s`, right after the capitals or after a few marks ("FF's", "FF?s", "FF´s").
+            let s = (k..visible.len())
+                .take(MAX_MARKS_BEFORE_PLURAL + 1)
+                .find(|&j| next(j).is_none_or(|d| d.is_alphanumeric() || d.is_whitespace()))
+                .filter(|&j| next(j) == Some('s'));
             if let Some(s) = s
                 && next(s + 1).is_none_or(|d| !d.is_alphanumeric())
             {

@@ -976,13 +976,18 @@ mod tests {
             ("the PDFs are here.", "the PDFS are here."),
             ("docs.rFFFFFs/regex", "docs.rFFFFFS/regex"),
             ("AF\u{ad}s, more", "AF\u{ad}S, more"),
+            ("FF?s", "FF?S"),
+            ("AF??s.", "AF??S."),
+            ("FF´s", "FF´S"),
+            ("FF‘s", "FF‘S"),
         ] {
             assert_eq!(make_safe(text), safe);
             assert!(!phonemize(text, "en-us").unwrap().is_empty(), "{text}");
         }
         // One capital, another capital than F, a letter or digit after the `s`: clean, kept.
         for text in [
-            "Fs", "xFs", "aF's", "AVs", "ALs", "AFsx", "AFs1", "AF5s", "Afs",
+            "Fs", "xFs", "aF's", "AVs", "ALs", "AFsx", "AFs1", "AF5s", "Afs", "F?s", "FF?es",
+            "FF s",
         ] {
             assert_eq!(make_safe(text), text);
         }
@@ -1176,6 +1181,13 @@ mod tests {
             (
                 &include_bytes!("../../../fuzz/corpus/text_front/crash-stack-plural-ffs")[..],
                 "rFFFFFs/",
+            ),
+            // "FF?s": the plural rule's `s` after a mark (the rule's first form missed it).
+            (
+                &include_bytes!(
+                    "../../../fuzz/corpus/espeak_raw/crash-stack-plural-after-question-mark"
+                )[..],
+                "FF?s",
             ),
             // Dotted runs in one clause, with "m." amid them, where the clause rule's count
             // started again (TranslateClauseWithTerminator).
