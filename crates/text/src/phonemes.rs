@@ -1064,7 +1064,11 @@ mod tests {
              end of this long dry summer."
                 .to_string(),
         ] {
-            assert_eq!(clause_pieces(&text), [0..text.len()]);
+            let whole = std::ops::Range {
+                start: 0,
+                end: text.len(),
+            };
+            assert_eq!(clause_pieces(&text), std::slice::from_ref(&whole));
         }
         // The pieces' clauses point into the whole text, in order, and the words of a text cut
         // in pieces are those of its parts.
