@@ -515,40 +515,36 @@ pub fn make_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(bytes).expect("ASCII replaced by ASCII"))
 }
 
-/// Marks that may stand between the capitals and the `s` of [`make_safe`]'s plural rule.
-const MAX_MARKS_BEFORE_PLURAL: usize = 4;
-
 /// The `s` of [`make_safe`]'s plural rule (espeak-ng 1.52), upper-cased: an `s` that ends a word
-/// right after two or more capitals ending in `F`, or after them and up to
-/// [`MAX_MARKS_BEFORE_PLURAL`] marks ("PDFs", "xFF's", "ÉFs", "FF?s", "FF??s", "FF´s", "FF‘s";
-/// the fuzzer found `?` after the first rule).
-/// espeak-ng reads such a word as the plural of an abbreviation and overflows a stack buffer in
+/// after two or more capitals, the last of them `F`, with any marks among them or before the
+/// `s` ("PDFs", "xFF's", "ÉFs", "FF?s", "FF???????????s", "F?Fs", "A'Fs", "A‘Fs"). espeak-ng
+/// reads such a word as the plural of an abbreviation and overflows a stack buffer in
 /// `MatchRule` (from `addPluralSuffixes`); AddressSanitizer found it in 91 bytes of technical
 /// prose ("docs.rFFFFFs/regex"), silent without it. Only `F` does it (every capital was tried),
-/// and a letter or digit after the `s` does not. "PDFS" is spelled "P D F S", as espeak reads
-/// any such capitals; without the rule espeak said "P D F" and dropped the `s`. The normaliser
-/// already spells all-capital plurals with dots ("P.D.F's"), so this catches `--raw` text and
-/// mixed case.
+/// and a letter or digit after the `s` does not. The fuzzer found the marks one form at a
+/// time (`?` before the `s`, then eleven of them, then `?` between the capitals); of the marks
+/// tried, only `?` and the apostrophes keep espeak in the word, but any mark is passed here,
+/// since an `S` costs nothing. "PDFS" is spelled "P D F S", as espeak reads any such capitals;
+/// without the rule espeak said "P D F" and dropped the `s`. The normaliser already spells
+/// all-capital plurals with dots ("P.D.F's"), so this catches `--raw` text and mixed case.
 fn plurals_after_capital_f(visible: &[(usize, char)]) -> Vec<(usize, u8)> {
     let mut out = Vec::new();
-    let mut capitals = 0usize;
-    for (k, &(_, c)) in visible.iter().enumerate() {
+    // Capitals since the last letter, digit or space that was not one, and the last of them.
+    let (mut capitals, mut last) = (0usize, ' ');
+    for (k, &(i, c)) in visible.iter().enumerate() {
         if c.is_uppercase() {
             capitals += 1;
+            last = c;
             continue;
         }
-        if capitals >= 2 && visible[k - 1].1 == 'F' {
-            let next = |j: usize| visible.get(j).map(|&(_, d)| d);
-            // The `s`, right after the capitals or after a few marks ("FF's", "FF?s", "FF´s").
-            let s = (k..visible.len())
-                .take(MAX_MARKS_BEFORE_PLURAL + 1)
-                .find(|&j| next(j).is_none_or(|d| d.is_alphanumeric() || d.is_whitespace()))
-                .filter(|&j| next(j) == Some('s'));
-            if let Some(s) = s
-                && next(s + 1).is_none_or(|d| !d.is_alphanumeric())
-            {
-                out.push((visible[s].0, b'S'));
-            }
+        if !c.is_alphanumeric() && !c.is_whitespace() {
+            continue; // a mark: the capitals go on
+        }
+        let ends_word = visible
+            .get(k + 1)
+            .is_none_or(|&(_, d)| !d.is_alphanumeric());
+        if c == 's' && capitals >= 2 && last == 'F' && ends_word {
+            out.push((i, b'S'));
         }
         capitals = 0;
     }

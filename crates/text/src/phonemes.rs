@@ -964,7 +964,10 @@ mod tests {
     fn overflows_found_in_espeak_152_are_kept_away() {
         use crate::espeak::make_safe;
         // AddressSanitizer: MatchRule (from addPluralSuffixes) writes past a stack buffer on
-        // an `s` that ends a word after two or more capitals ending in F. The `s` becomes `S`.
+        // an `s` that ends a word after two or more capitals ending in F, with or without
+        // marks between them. The `s` becomes `S`.
+        let long_marks = format!("{}{}s", "F".repeat(64), "?".repeat(40));
+        let long_marks_safe = format!("{}{}S", "F".repeat(64), "?".repeat(40));
         for (text, safe) in [
             ("PDFs", "PDFS"),
             ("AFs", "AFS"),
@@ -980,6 +983,13 @@ mod tests {
             ("AF??s.", "AF??S."),
             ("FF´s", "FF´S"),
             ("FF‘s", "FF‘S"),
+            ("FF?????s", "FF?????S"),
+            ("FF???????????s fine", "FF???????????S fine"),
+            (long_marks.as_str(), long_marks_safe.as_str()),
+            ("F?Fs", "F?FS"),
+            ("A'Fs", "A'FS"),
+            ("A‘Fs and", "A‘FS and"),
+            ("AB?F?s", "AB?F?S"),
         ] {
             assert_eq!(make_safe(text), safe);
             assert!(!phonemize(text, "en-us").unwrap().is_empty(), "{text}");
@@ -987,7 +997,7 @@ mod tests {
         // One capital, another capital than F, a letter or digit after the `s`: clean, kept.
         for text in [
             "Fs", "xFs", "aF's", "AVs", "ALs", "AFsx", "AFs1", "AF5s", "Afs", "F?s", "FF?es",
-            "FF s",
+            "FF s", "a?Fs", "1?Fs", "F Fs", "F?Fas",
         ] {
             assert_eq!(make_safe(text), text);
         }
@@ -1192,6 +1202,20 @@ mod tests {
                     "../../../fuzz/corpus/espeak_raw/crash-stack-plural-after-question-mark"
                 )[..],
                 "FF?s",
+            ),
+            // Eleven `?` between the capitals and the `s` (the rule took at most four).
+            (
+                &include_bytes!(
+                    "../../../fuzz/corpus/espeak_raw/crash-stack-plural-after-many-marks"
+                )[..],
+                "FF??",
+            ),
+            // A `?` between the capitals ("F?Fs"): the rule counted only capitals side by side.
+            (
+                &include_bytes!(
+                    "../../../fuzz/corpus/espeak_raw/crash-stack-plural-after-marked-capitals"
+                )[..],
+                "F?Fs",
             ),
             // Dotted runs in one clause, with "m." amid them, where the clause rule's count
             // started again (TranslateClauseWithTerminator).
