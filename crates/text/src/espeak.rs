@@ -474,10 +474,11 @@ fn invisible(c: char) -> bool {
 /// follows a dotted letter become spaces too, and so does a dot after a single letter that is
 /// followed by such a run of any characters but spaces (`dots_before_long_runs`).
 ///
-/// espeak-ng 1.52 (the one linked now) adds two overflows that AddressSanitizer found and
-/// two more rules, each one ASCII byte for another: the `s` of "PDFs" and the like becomes
-/// `S` (`plurals_after_capital_f`), and the `.` or `,` between a number and a long run of
-/// symbols ("77777.||||…") a space (`marks_between_numbers_and_symbols`).
+/// espeak-ng 1.52 (the one linked now) adds overflows that AddressSanitizer found and three
+/// more rules, each one ASCII byte for another: the `s` of "PDFs" and the like becomes `S`
+/// (`plurals_after_capital_f`), the `.` or `,` between a number and a long run of symbols
+/// ("77777.||||…") a space (`marks_between_numbers_and_symbols`), and so do the marks of a
+/// number of more than 64 characters (`marks_in_long_numbers`).
 pub fn make_safe(text: &str) -> Cow<'_, str> {
     let mut dotted = DottedRuns::default();
     for (i, c) in text.char_indices() {
@@ -495,6 +496,7 @@ pub fn make_safe(text: &str) -> Cow<'_, str> {
         .collect();
     let mut edits = plurals_after_capital_f(&visible);
     edits.extend(marks_between_numbers_and_symbols(&visible));
+    edits.extend(marks_in_long_numbers(&visible));
     if cuts.is_empty() && edits.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -584,6 +586,47 @@ fn marks_between_numbers_and_symbols(visible: &[(usize, char)]) -> Vec<(usize, u
             }
         }
         digits = 0;
+    }
+    out
+}
+
+/// The longest number, in characters of digits, `.` and `,`, whose marks [`make_safe`] leaves.
+pub const MAX_MARKED_NUMBER_CHARS: usize = 64;
+
+/// The marks of [`make_safe`]'s long-number rule (espeak-ng 1.52), to become spaces: every `.`
+/// and `,` of a run of digits and those marks longer than [`MAX_MARKED_NUMBER_CHARS`].
+/// espeak-ng reads a number with decimals as one word, the decimals digit by digit, and reads
+/// past a stack buffer in `TranslateClauseWithTerminator` on a long one: 9 digits, `.` and 130
+/// digits, or 30 and 100, or 5 and 200 (AddressSanitizer; the fuzzer found it in 355 bytes of
+/// digit runs); 1 or 3 digits before the mark, or 45 and more, with 400 after it, 20 and 100,
+/// `,` for the mark, and the same digits without a mark do not. The limit is half of the
+/// shortest crasher; a number in prose ("1,234,567.89") is far shorter. The digits are then
+/// read as groups, as espeak reads a long run of digits without marks.
+fn marks_in_long_numbers(visible: &[(usize, char)]) -> Vec<(usize, u8)> {
+    let mut out = Vec::new();
+    let mut run = 0..0;
+    for k in 0..=visible.len() {
+        let in_number = visible
+            .get(k)
+            .is_some_and(|&(_, c)| c.is_numeric() || matches!(c, '.' | ','));
+        if in_number {
+            if run.is_empty() {
+                run = k..k;
+            }
+            run.end = k + 1;
+            continue;
+        }
+        // A mark after the last digit ends a clause or a sentence ("… 5555.") and stays.
+        while run.end > run.start && matches!(visible[run.end - 1].1, '.' | ',') {
+            run.end -= 1;
+        }
+        if run.len() > MAX_MARKED_NUMBER_CHARS {
+            let marks = visible[run.clone()]
+                .iter()
+                .filter(|(_, c)| matches!(c, '.' | ','));
+            out.extend(marks.map(|&(i, _)| (i, b' ')));
+        }
+        run = 0..0;
     }
     out
 }

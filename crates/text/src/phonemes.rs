@@ -1001,6 +1001,30 @@ mod tests {
         ] {
             assert_eq!(make_safe(text), text);
         }
+        // TranslateClauseWithTerminator reads past a buffer on a number with long decimals:
+        // the marks of a number longer than 64 characters become spaces.
+        for (int, decimals) in [(9, 130), (30, 100), (5, 200), (9, 60)] {
+            let number = format!("{}.{}", "5".repeat(int), "5".repeat(decimals));
+            assert_eq!(
+                make_safe(&number),
+                number.replace('.', " "),
+                "{int}.{decimals}"
+            );
+            assert!(!phonemize(&number, "en-us").unwrap().is_empty());
+        }
+        let marked = format!("{}.{}.{}", "5".repeat(9), "5".repeat(69), "5".repeat(53));
+        assert_eq!(
+            make_safe(&format!("x {marked}, y")),
+            format!("x {}, y", marked.replace('.', " "))
+        );
+        // Numbers as prose writes them are left alone, up to 64 characters.
+        for text in [
+            "1,234,567.89",
+            "3.14159265358979323846",
+            &format!("1.{}", "5".repeat(62)),
+        ] {
+            assert_eq!(make_safe(text), text);
+        }
         // TranslateClauseWithTerminator overflows on a number, `.` or `,`, then 16 symbols
         // or more. The mark becomes a space.
         for (number, symbols) in [
@@ -1216,6 +1240,11 @@ mod tests {
                     "../../../fuzz/corpus/espeak_raw/crash-stack-plural-after-marked-capitals"
                 )[..],
                 "F?Fs",
+            ),
+            // Digit runs with dots, 355 bytes: long decimals (TranslateClauseWithTerminator).
+            (
+                &include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-long-decimals")[..],
+                "55..55",
             ),
             // Dotted runs in one clause, with "m." amid them, where the clause rule's count
             // started again (TranslateClauseWithTerminator).
