@@ -555,18 +555,23 @@ fn plurals_after_capital_f(visible: &[(usize, char)]) -> Vec<(usize, u8)> {
 
 /// Digits a number may have before [`make_safe`]'s number rule looks at the mark after it.
 pub const MIN_DIGITS_BEFORE_SYMBOLS: usize = 3;
-/// Symbols that may follow a number's `.` or `,` before that mark becomes a space.
+/// Characters that may follow a number's `.` or `,` (symbols and digits, no letter or space)
+/// before [`make_safe`]'s number rule looks at them.
 pub const MAX_SYMBOLS_AFTER_NUMBER: usize = 8;
 
 /// The marks of [`make_safe`]'s number rule (espeak-ng 1.52), to become spaces: a `.` or `,`
 /// after at least [`MIN_DIGITS_BEFORE_SYMBOLS`] digits, followed by more than
-/// [`MAX_SYMBOLS_AFTER_NUMBER`] characters that are neither letters, digits nor spaces.
-/// espeak-ng reads the number, the mark and the symbols as one word and overflows a stack
+/// [`MAX_SYMBOLS_AFTER_NUMBER`] characters that are neither letters nor spaces, among which
+/// (the mark counted) two that are not digits stand side by side.
+/// espeak-ng reads the number, the mark and what follows as one word and overflows a stack
 /// buffer in `TranslateClauseWithTerminator`: "77777." or "77777," then 16 of `|`, `#`, `=`,
 /// `-`, `.` and most other ASCII symbols, mixed or not; 15 symbols, 4 digits, a space instead of
 /// the mark or a letter among the symbols do not (AddressSanitizer, every ASCII symbol tried).
-/// The limits are half of those measured. A number with thousands separators or decimals
-/// ("1,234,567.89") has digits after each mark and is left alone.
+/// The fuzzer then found "12822.*.5000000…": five digits, `.`, a symbol, `.` and 14 digits or
+/// more, with `*`, `-`, `/`, `|`, `+` or `#` (probed: `.**.`, `.*.*.` too; 13 digits, 4 digits
+/// before, `*` without a dot, or digits and single marks do not). The limits are half of those
+/// measured. A number with thousands separators or decimals ("1,234,567.89", "555.123.4567")
+/// has no two marks side by side and is left alone.
 fn marks_between_numbers_and_symbols(visible: &[(usize, char)]) -> Vec<(usize, u8)> {
     let mut out = Vec::new();
     let mut digits = 0usize;
@@ -576,12 +581,20 @@ fn marks_between_numbers_and_symbols(visible: &[(usize, char)]) -> Vec<(usize, u
             continue;
         }
         if digits >= MIN_DIGITS_BEFORE_SYMBOLS && matches!(c, '.' | ',') {
-            let symbols = visible[k + 1..]
-                .iter()
-                .take_while(|(_, d)| !d.is_alphanumeric() && !d.is_whitespace())
-                .take(MAX_SYMBOLS_AFTER_NUMBER + 1)
-                .count();
-            if symbols > MAX_SYMBOLS_AFTER_NUMBER {
+            // The mark and what follows it, as far as the rule looks (the scan stays short).
+            let run: Vec<char> = std::iter::once(c)
+                .chain(
+                    visible[k + 1..]
+                        .iter()
+                        .map(|&(_, d)| d)
+                        .take_while(|d| !d.is_alphabetic() && !d.is_whitespace())
+                        .take(MAX_SYMBOLS_AFTER_NUMBER + 1),
+                )
+                .collect();
+            let marks_side_by_side = run
+                .windows(2)
+                .any(|w| !w[0].is_numeric() && !w[1].is_numeric());
+            if run.len() > MAX_SYMBOLS_AFTER_NUMBER + 1 && marks_side_by_side {
                 out.push((i, b' '));
             }
         }

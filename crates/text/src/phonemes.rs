@@ -1035,6 +1035,11 @@ mod tests {
             ("77777.", ".".repeat(20)),
             ("77777.", "#=".repeat(8)),
             ("77777.", "|.".repeat(10)),
+            // The fuzzer's "12822.*.5000000…": a symbol between two marks, then digits.
+            ("12822.", format!("*.{}", "5".repeat(14))),
+            ("11111.", format!("**.{}", "5".repeat(15))),
+            ("11111.", format!("-.{}", "5".repeat(30))),
+            ("11111.", "*.5.5.5.5.5.5.5.5".to_string()),
         ] {
             let text = format!("{number}{symbols}");
             let safe = make_safe(&text);
@@ -1051,6 +1056,9 @@ mod tests {
             "77777.a||||||||||||||||",
             "77777 ||||||||||||||||",
             "Total: 100.00 ----------",
+            "Call 555.123.4567.",
+            "192.168.100.200:8080",
+            "1,234,567,890.123456",
         ] {
             assert_eq!(make_safe(text), text);
         }
@@ -1240,6 +1248,12 @@ mod tests {
                     "../../../fuzz/corpus/espeak_raw/crash-stack-plural-after-marked-capitals"
                 )[..],
                 "F?Fs",
+            ),
+            // "12822.*.50000085949842" amid digit runs (TranslateClauseWithTerminator).
+            (
+                &include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-symbol-between-marks")
+                    [..],
+                "2.*.5",
             ),
             // Digit runs with dots, 355 bytes: long decimals (TranslateClauseWithTerminator).
             (
