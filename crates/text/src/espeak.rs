@@ -562,15 +562,16 @@ pub const MAX_SYMBOLS_AFTER_NUMBER: usize = 8;
 /// The marks of [`make_safe`]'s number rule (espeak-ng 1.52), to become spaces: a `.` or `,`
 /// after at least [`MIN_DIGITS_BEFORE_SYMBOLS`] digits, followed by more than
 /// [`MAX_SYMBOLS_AFTER_NUMBER`] characters that are neither letters nor spaces, among which
-/// (the mark counted) two that are not digits stand side by side.
+/// (the mark counted) two that are not ASCII digits stand side by side.
 /// espeak-ng reads the number, the mark and what follows as one word and overflows a stack
 /// buffer in `TranslateClauseWithTerminator`: "77777." or "77777," then 16 of `|`, `#`, `=`,
 /// `-`, `.` and most other ASCII symbols, mixed or not; 15 symbols, 4 digits, a space instead of
 /// the mark or a letter among the symbols do not (AddressSanitizer, every ASCII symbol tried).
 /// The fuzzer then found "12822.*.5000000…": five digits, `.`, a symbol, `.` and 14 digits or
 /// more, with `*`, `-`, `/`, `|`, `+` or `#` (probed: `.**.`, `.*.*.` too; 13 digits, 4 digits
-/// before, `*` without a dot, or digits and single marks do not). The limits are half of those
-/// measured. A number with thousands separators or decimals ("1,234,567.89", "555.123.4567")
+/// before, `*` without a dot, or digits and single marks do not), and "00000,७.55555555555"
+/// (a Devanagari digit is no digit to espeak's English, so it counts as a mark here). The
+/// limits are half of those measured. A number with thousands separators or decimals ("1,234,567.89", "555.123.4567")
 /// has no two marks side by side and is left alone.
 fn marks_between_numbers_and_symbols(visible: &[(usize, char)]) -> Vec<(usize, u8)> {
     let mut out = Vec::new();
@@ -591,9 +592,10 @@ fn marks_between_numbers_and_symbols(visible: &[(usize, char)]) -> Vec<(usize, u
                         .take(MAX_SYMBOLS_AFTER_NUMBER + 1),
                 )
                 .collect();
+            // espeak reads only ASCII digits as such here ("00000,७.5555…" overflows too).
             let marks_side_by_side = run
                 .windows(2)
-                .any(|w| !w[0].is_numeric() && !w[1].is_numeric());
+                .any(|w| !w[0].is_ascii_digit() && !w[1].is_ascii_digit());
             if run.len() > MAX_SYMBOLS_AFTER_NUMBER + 1 && marks_side_by_side {
                 out.push((i, b' '));
             }

@@ -1040,6 +1040,9 @@ mod tests {
             ("11111.", format!("**.{}", "5".repeat(15))),
             ("11111.", format!("-.{}", "5".repeat(30))),
             ("11111.", "*.5.5.5.5.5.5.5.5".to_string()),
+            // A digit of another script is a mark to espeak's English.
+            ("00000,", format!("७.{}", "5".repeat(11))),
+            ("00000,", format!("٣.{}", "5".repeat(11))),
         ] {
             let text = format!("{number}{symbols}");
             let safe = make_safe(&text);
@@ -1254,6 +1257,13 @@ mod tests {
                 &include_bytes!("../../../fuzz/corpus/espeak_raw/crash-stack-symbol-between-marks")
                     [..],
                 "2.*.5",
+            ),
+            // "00000,७.55555555555": a Devanagari digit between the marks.
+            (
+                &include_bytes!(
+                    "../../../fuzz/corpus/espeak_raw/crash-stack-script-digit-between-marks"
+                )[..],
+                ",\u{96d}.",
             ),
             // Digit runs with dots, 355 bytes: long decimals (TranslateClauseWithTerminator).
             (
