@@ -54,6 +54,9 @@ struct ModeResult {
     /// The onset as the engine saw it, per utterance: speak → first segment taken, its
     /// front half, its first step, and the rest (ring, callback) = onset − those.
     path: [Option<Stats>; 4],
+    /// The same per utterance, in order (onset, then the four parts), to find where an
+    /// outlier's time went.
+    utterances_ms: Vec<[f64; 5]>,
 }
 
 #[derive(Serialize)]
@@ -221,11 +224,13 @@ fn run_mode(
         .filter(|r| *r > 0.0)
         .collect();
     let mut path: [Vec<f64>; 4] = Default::default();
+    let mut utterances_ms = Vec::new();
     for s in &measured {
         if let (Some(onset), [Some(a), Some(b), Some(c)]) = (s.onset_ms, s.first_audio_path_ms) {
             for (v, x) in path.iter_mut().zip([a, b, c, onset - a - b - c]) {
                 v.push(x);
             }
+            utterances_ms.push([onset, a, b, c, onset - a - b - c]);
         }
     }
     let r = ModeResult {
@@ -242,6 +247,7 @@ fn run_mode(
         stop: (!stops.is_empty()).then(|| Stats::of(stops)),
         first_step: measured.first().map_or(0, |s| s.first_step),
         path: path.map(|v| (!v.is_empty()).then(|| Stats::of(v))),
+        utterances_ms,
     };
     Ok((r, name, period, rate))
 }
