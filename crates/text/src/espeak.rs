@@ -571,8 +571,8 @@ pub const MAX_SYMBOLS_AFTER_NUMBER: usize = 8;
 /// more, with `*`, `-`, `/`, `|`, `+` or `#` (probed: `.**.`, `.*.*.` too; 13 digits, 4 digits
 /// before, `*` without a dot, or digits and single marks do not), and "00000,७.55555555555"
 /// (a Devanagari digit is no digit to espeak's English, so it counts as a mark here). The
-/// limits are half of those measured. A number with thousands separators or decimals ("1,234,567.89", "555.123.4567")
-/// has no two marks side by side and is left alone.
+/// limits are half of those measured. A number with thousands separators or decimals
+/// ("1,234,567.89", "555.123.4567") has no two marks side by side and is left alone.
 fn marks_between_numbers_and_symbols(visible: &[(usize, char)]) -> Vec<(usize, u8)> {
     let mut out = Vec::new();
     let mut digits = 0usize;

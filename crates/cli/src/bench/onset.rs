@@ -223,16 +223,15 @@ fn run_mode(
         .map(|s| s.rtf)
         .filter(|r| *r > 0.0)
         .collect();
-    let mut path: [Vec<f64>; 4] = Default::default();
-    let mut utterances_ms = Vec::new();
-    for s in &measured {
-        if let (Some(onset), [Some(a), Some(b), Some(c)]) = (s.onset_ms, s.first_audio_path_ms) {
-            for (v, x) in path.iter_mut().zip([a, b, c, onset - a - b - c]) {
-                v.push(x);
-            }
-            utterances_ms.push([onset, a, b, c, onset - a - b - c]);
-        }
-    }
+    let utterances_ms: Vec<[f64; 5]> = measured
+        .iter()
+        .filter_map(|s| match (s.onset_ms, s.first_audio_path_ms) {
+            (Some(onset), [Some(a), Some(b), Some(c)]) => Some([onset, a, b, c, onset - a - b - c]),
+            _ => None,
+        })
+        .collect();
+    let path: [Vec<f64>; 4] =
+        std::array::from_fn(|part| utterances_ms.iter().map(|u| u[part + 1]).collect());
     let r = ModeResult {
         steps: match mode.steps {
             StepMode::Auto => "auto".to_string(),
