@@ -314,10 +314,12 @@ impl On {
         }
     }
 
-    /// Bound on rel L2 of a whole utterance against the CPU reference.
+    /// Bound on rel L2 of a whole utterance against the CPU reference. The CPU backend runs
+    /// its wide convolutions on Winograd's algorithm where the reference runs the direct
+    /// kernel: both are f32 and within onnxruntime's 1e-4 (`parity_back`), and the flow and
+    /// decoder amplify the encoder's last-bit differences to 2e-5–6e-5 of the audio.
     fn chunk_tol(self) -> f64 {
         match (self.kind, self.f16) {
-            (Kind::Cpu, _) => CHUNKED_TOL,
             (_, true) => 1e-2,
             (_, false) => 1e-4,
         }

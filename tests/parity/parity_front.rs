@@ -4,7 +4,7 @@
 
 use hark_model::cpu::duration::duration_logw;
 use hark_model::cpu::durations::{durations, expand_frames};
-use hark_model::cpu::encoder::text_encoder;
+use hark_model::cpu::encoder::{EncoderPacks, text_encoder, text_encoder_packed};
 use hark_model::cpu::noise::{NoiseSource, sample_prior};
 use hark_voice::tensor::{Tensor, rel_l2};
 use hark_voice::{ModelDims, Voice, WeightDtype, Weights, import_piper};
@@ -60,15 +60,21 @@ fn check(case: &OracleCase, what: &str, got: &[f32], want: &Tensor) -> f64 {
 #[test]
 fn text_encoder_matches_oracle() {
     let Some(s) = setup() else { return };
-    for case in &s.oracle.cases {
-        let ids = case.ints("ids");
-        let out = text_encoder(&s.weights, &s.dims, &ids).expect("encoder");
-        let (x, m, l) = (case.tensor("x"), case.tensor("m_p"), case.tensor("logs_p"));
-        assert_eq!(out.x.shape, x.shape, "{}: x shape", case.name);
-        assert_eq!(out.m_p.shape, m.shape, "{}: m_p shape", case.name);
-        check(case, "x", &out.x.data, &x);
-        check(case, "m_p", &out.m_p.data, &m);
-        check(case, "logs_p", &out.logs_p.data, &l);
+    // The direct kernel, then the FFN on Winograd's algorithm (as the CPU backend runs it).
+    let packs = EncoderPacks::new(&s.weights, &s.dims).expect("packs");
+    assert!(packs.is_some(), "Joe's FFN (K = 3) has a Winograd form");
+    for (how, packs) in [("direct", None), ("winograd", packs.as_ref())] {
+        eprintln!("text encoder, FFN on the {how} path:");
+        for case in &s.oracle.cases {
+            let ids = case.ints("ids");
+            let out = text_encoder_packed(&s.weights, &s.dims, packs, &ids).expect("encoder");
+            let (x, m, l) = (case.tensor("x"), case.tensor("m_p"), case.tensor("logs_p"));
+            assert_eq!(out.x.shape, x.shape, "{}: x shape", case.name);
+            assert_eq!(out.m_p.shape, m.shape, "{}: m_p shape", case.name);
+            check(case, "x", &out.x.data, &x);
+            check(case, "m_p", &out.m_p.data, &m);
+            check(case, "logs_p", &out.logs_p.data, &l);
+        }
     }
 }
 

@@ -92,6 +92,10 @@ pub struct CpuBackend {
     weights: Result<Weights, String>,
     /// The decoder's upsamplers packed once from `weights`.
     packs: Option<cpu::decoder::DecoderPacks>,
+    /// The encoder's FFN and the flow's WaveNet convolutions transformed once for Winograd's
+    /// algorithm.
+    enc_packs: Option<cpu::encoder::EncoderPacks>,
+    flow_packs: Option<cpu::flow::FlowPacks>,
     context: usize,
     z_p: Option<Tensor>,
 }
@@ -105,11 +109,22 @@ impl CpuBackend {
         let packs = weights
             .as_ref()
             .ok()
-            .and_then(|w| cpu::decoder::DecoderPacks::new(w, &voice.config.dims).ok());
+            .and_then(|w| cpu::decoder::DecoderPacks::with_winograd(w, &voice.config.dims).ok());
+        let flow_packs = weights
+            .as_ref()
+            .ok()
+            .and_then(|w| cpu::flow::FlowPacks::new(w, &voice.config.dims).ok());
+        let enc_packs = weights
+            .as_ref()
+            .ok()
+            .and_then(|w| cpu::encoder::EncoderPacks::new(w, &voice.config.dims).ok())
+            .flatten();
         Self {
             voice,
             weights,
             packs,
+            enc_packs,
+            flow_packs,
             context,
             z_p: None,
         }
@@ -136,7 +151,9 @@ impl Backend for CpuBackend {
         let dims = &self.voice.config.dims;
         let mut rng = cpu::noise::NoiseSource::new(seed);
         let w = self.weights()?;
-        let front = cpu::team::hot(|| pipeline::frontend(w, dims, ids, scales, &mut rng))?;
+        let packs = self.enc_packs.as_ref();
+        let front =
+            cpu::team::hot(|| pipeline::frontend_packed(w, dims, packs, ids, scales, &mut rng))?;
         let frames = front.z_p.dim(1);
         self.z_p = Some(front.z_p);
         Ok(UtteranceInfo {
@@ -162,7 +179,8 @@ impl Backend for CpuBackend {
         let d = &self.voice.config.dims;
         let (w, ctx) = (self.weights()?, self.context);
         let audio = cpu::team::hot(|| {
-            cpu::decoder::window_flow(w, d, z_p, start, end, ctx, cancelled).and_then(
+            let flow = self.flow_packs.as_ref();
+            cpu::decoder::window_flow(w, d, flow, z_p, start, end, ctx, cancelled).and_then(
                 |(z, keep)| match &self.packs {
                     Some(p) => cpu::decoder::decode_cols_packed(w, d, p, &z, keep, cancelled),
                     None => cpu::decoder::decode_cols(w, d, &z, keep, cancelled),

@@ -5,7 +5,7 @@
 use super::Stats;
 use hark_audio::resample::StreamResampler;
 use hark_engine::steps::StepPolicy;
-use hark_model::cpu::{NEVER, decoder, encoder, noise::NoiseSource, pipeline};
+use hark_model::cpu::{NEVER, decoder, encoder, flow, noise::NoiseSource, pipeline};
 use hark_text::segment::Segmenter;
 use hark_voice::Scales;
 use hark_voice::Voice;
@@ -77,6 +77,10 @@ pub fn measure(voice: &Voice, text: &str, device_rate: u32, runs: usize) -> anyh
     let segmenter = Segmenter::default();
     let step = StepPolicy::default().start;
     let ctx = d.flow_decoder_receptive_frames();
+    // Made once, as the CPU backend makes them per voice.
+    let flow_packs = flow::FlowPacks::new(w, d)?;
+    let enc_packs = encoder::EncoderPacks::new(w, d)?;
+    let dec_packs = decoder::DecoderPacks::with_winograd(w, d)?;
     let mut t: [Vec<f64>; 8] = Default::default();
     let mut last = None;
     for run in 0..=runs {
@@ -95,7 +99,7 @@ pub fn measure(voice: &Voice, text: &str, device_rate: u32, runs: usize) -> anyh
             .ok_or_else(|| anyhow::anyhow!("the first segment has no sentence"))?
             .ids;
         let t0 = Instant::now();
-        let enc = encoder::text_encoder(w, d, ids)?;
+        let enc = encoder::text_encoder_packed(w, d, enc_packs.as_ref(), ids)?;
         let enc_ms = ms_since(t0);
         let t0 = Instant::now();
         let mut rng = NoiseSource::new(0);
@@ -104,10 +108,11 @@ pub fn measure(voice: &Voice, text: &str, device_rate: u32, runs: usize) -> anyh
         let frames = front.z_p.dim(1);
         let n = step.min(frames);
         let t0 = Instant::now();
-        let (z, keep) = decoder::window_flow(w, d, &front.z_p, 0, n, ctx, NEVER)?;
+        let (z, keep) =
+            decoder::window_flow(w, d, Some(&flow_packs), &front.z_p, 0, n, ctx, NEVER)?;
         let flow_ms = ms_since(t0);
         let t0 = Instant::now();
-        let audio = decoder::decode_cols(w, d, &z, keep, NEVER)?;
+        let audio = decoder::decode_cols_packed(w, d, &dec_packs, &z, keep, NEVER)?;
         let dec_ms = ms_since(t0);
         let mut rs =
             StreamResampler::new(cfg.sample_rate, device_rate).map_err(anyhow::Error::msg)?;

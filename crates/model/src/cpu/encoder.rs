@@ -4,6 +4,7 @@
 //! Batch 1 without padding, so every mask is all ones and is not applied.
 
 use super::ops::{conv1d, layer_norm_channels, matmul, relu};
+use super::winograd::{Winograd, conv1d_winograd, tile_outputs};
 use super::{ModelError, Result};
 use hark_voice::tensor::Tensor;
 use hark_voice::{ModelDims, Weights};
@@ -19,9 +20,45 @@ pub struct EncoderOut {
     pub logs_p: Tensor,
 }
 
+/// The FFN convolutions (Joe: 192 → 768 → 192, K = 3) transformed once per voice for
+/// Winograd's F(4, 3): 6 products per 4 outputs instead of 12.
+pub struct EncoderPacks {
+    /// `[layer] → (conv_1, conv_2)`.
+    ffn: Vec<(Winograd, Winograd)>,
+}
+
+impl EncoderPacks {
+    /// `None` when the FFN's kernel has no Winograd form here (K > 7).
+    pub fn new(w: &Weights, d: &ModelDims) -> Result<Option<Self>> {
+        let (h, f, k) = (d.hidden_channels, d.filter_channels, d.ffn_kernel_size);
+        let Some(m) = tile_outputs(k) else {
+            return Ok(None);
+        };
+        let ffn = (0..d.n_layers)
+            .map(|l| {
+                let fp = format!("enc_p.encoder.ffn_layers.{l}");
+                let w1 = w.get_shaped(&format!("{fp}.conv_1.weight"), &[f, h, k])?;
+                let w2 = w.get_shaped(&format!("{fp}.conv_2.weight"), &[h, f, k])?;
+                Ok((Winograd::new(w1, m), Winograd::new(w2, m)))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Some(Self { ffn }))
+    }
+}
+
 /// Runs the text encoder on phoneme ids. Errors on empty ids, ids outside the vocabulary, and
 /// weights missing or of the wrong shape.
 pub fn text_encoder(w: &Weights, d: &ModelDims, ids: &[i64]) -> Result<EncoderOut> {
+    text_encoder_packed(w, d, None, ids)
+}
+
+/// [`text_encoder`] with the FFN's convolutions on `packs` when given.
+pub fn text_encoder_packed(
+    w: &Weights,
+    d: &ModelDims,
+    packs: Option<&EncoderPacks>,
+    ids: &[i64],
+) -> Result<EncoderOut> {
     if ids.is_empty() {
         return Err(ModelError::Input("no phoneme ids".into()));
     }
@@ -99,9 +136,17 @@ pub fn text_encoder(w: &Weights, d: &ModelDims, ids: &[i64]) -> Result<EncoderOu
         let fp = format!("enc_p.encoder.ffn_layers.{l}");
         let (w1, b1) = conv(&format!("{fp}.conv_1"), h, f, k)?;
         let (w2, b2) = conv(&format!("{fp}.conv_2"), f, h, k)?;
-        let mut y = conv1d(&x, w1, Some(b1), (k - 1) / 2, 1);
+        let pad = (k - 1) / 2;
+        let pack = packs.and_then(|p| p.ffn.get(l));
+        let mut y = match pack {
+            Some((p1, _)) => conv1d_winograd(&x, p1, b1, pad),
+            None => conv1d(&x, w1, Some(b1), pad, 1),
+        };
         relu(&mut y.data);
-        let y = conv1d(&y, w2, Some(b2), (k - 1) / 2, 1);
+        let y = match pack {
+            Some((_, p2)) => conv1d_winograd(&y, p2, b2, pad),
+            None => conv1d(&y, w2, Some(b2), pad, 1),
+        };
         add_into(&mut x, &y);
         let n2 = format!("enc_p.encoder.norm_layers_2.{l}");
         layer_norm_channels(

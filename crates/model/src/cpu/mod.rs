@@ -19,6 +19,7 @@ pub(crate) mod testutil;
 mod tiles;
 mod upsample;
 pub mod vmath;
+pub mod winograd;
 
 use hark_voice::WeightsError;
 

@@ -4,7 +4,7 @@
 use super::decoder::decode;
 use super::duration::duration_logw;
 use super::durations::{durations, expand_frames};
-use super::encoder::{EncoderOut, text_encoder};
+use super::encoder::{EncoderOut, EncoderPacks, text_encoder_packed};
 use super::flow::flow_reverse;
 use super::noise::{NoiseSource, sample_prior};
 use super::{ModelError, Result};
@@ -39,10 +39,22 @@ pub fn frontend(
     scales: &Scales,
     rng: &mut NoiseSource,
 ) -> Result<Frontend> {
+    frontend_packed(w, d, None, ids, scales, rng)
+}
+
+/// [`frontend`] with the encoder's FFN on Winograd `packs` when given (the CPU backend's).
+pub fn frontend_packed(
+    w: &Weights,
+    d: &ModelDims,
+    packs: Option<&EncoderPacks>,
+    ids: &[i64],
+    scales: &Scales,
+    rng: &mut NoiseSource,
+) -> Result<Frontend> {
     if ids.is_empty() {
         return Err(ModelError::Input("no phoneme ids to synthesise".into()));
     }
-    let enc = text_encoder(w, d, ids)?;
+    let enc = text_encoder_packed(w, d, packs, ids)?;
     frontend_after_encoder(w, d, enc, scales, rng)
 }
 

@@ -9,6 +9,7 @@
 use super::direct::{ActOut, ConvDims, Init, conv_valid_fused, lrelu};
 use super::polyphase::{PolyScratch, Polyphase};
 use super::tiles::{PARALLEL_MACS, Unfilled, for_each_tile};
+use super::winograd::{FusedScratch, Winograd, conv_valid_fused_winograd};
 use hark_voice::tensor::Tensor;
 
 /// One residual convolution `x ← x + conv(LReLU(x))` of a ResBlock2.
@@ -16,6 +17,8 @@ pub(crate) struct ResConv<'a> {
     pub w: &'a Tensor,
     pub b: &'a Tensor,
     pub dil: usize,
+    /// The same weights for Winograd's algorithm, where the voice's packs have them.
+    pub wino: Option<&'a Winograd>,
 }
 
 /// A stage's weights: the upsampler and, per ResBlock2, its chain of residual convolutions.
@@ -36,6 +39,7 @@ struct Scratch {
     y: [Vec<f32>; 2],
     act: [Vec<f32>; 2],
     sum: Vec<f32>,
+    wino: FusedScratch,
 }
 
 /// The post convolution's per-tile scratch: the stage's own, its input and its output row.
@@ -239,6 +243,7 @@ impl Stage<'_> {
             y,
             act,
             sum,
+            wino,
             ..
         } = sc;
         for (bi, block) in self.blocks.iter().enumerate() {
@@ -290,8 +295,24 @@ impl Stage<'_> {
                     add_out: last && bi > 0,
                 };
                 let w = &rc.w.data;
+                let conv =
+                    |out: &mut [f32], os: usize, act: Option<ActOut>, sc: &mut _| match rc.wino {
+                        Some(wg) => conv_valid_fused_winograd(
+                            wg,
+                            &input[off..],
+                            cw,
+                            rc.dil,
+                            wy,
+                            out,
+                            os,
+                            init,
+                            act,
+                            sc,
+                        ),
+                        None => conv_valid_fused(&input[off..], cw, w, d, out, os, Some(init), act),
+                    };
                 if last {
-                    conv_valid_fused(&input[off..], cw, w, d, sum, n, Some(init), None);
+                    conv(sum, n, None, wino);
                     break;
                 }
                 y_out.resize(c * wy, 0.0); // every element is written by the convolution
@@ -301,16 +322,7 @@ impl Stage<'_> {
                     stride: wy,
                     slope: self.slope,
                 };
-                conv_valid_fused(
-                    &input[off..],
-                    cw,
-                    w,
-                    d,
-                    y_out,
-                    wy,
-                    Some(init),
-                    Some(next_act),
-                );
+                conv(y_out, wy, Some(next_act), wino);
                 // Outside the sequence the next conv must see zero padding.
                 let (lo, hi) = valid(y0, wy, t_out);
                 if lo > 0 || hi < wy {
