@@ -318,6 +318,17 @@ impl On {
     /// its wide convolutions on Winograd's algorithm where the reference runs the direct
     /// kernel: both are f32 and within onnxruntime's 1e-4 (`parity_back`), and the flow and
     /// decoder amplify the encoder's last-bit differences to 2e-5–6e-5 of the audio.
+    fn chunked_tol(self) -> f64 {
+        match self.kind {
+            // A streaming window of under 128 frames runs the flow's convolutions on the
+            // direct kernel, the whole utterance on Winograd's algorithm (`conv1d_auto`):
+            // their last-bit differences in z reach the audio 30–50 times larger, as the
+            // encoder's do (see `chunk_tol`), measured up to 3.4e-5.
+            Kind::Cpu => 1e-4,
+            _ => CHUNKED_TOL,
+        }
+    }
+
     fn chunk_tol(self) -> f64 {
         match (self.kind, self.f16) {
             (_, true) => 1e-2,
@@ -947,7 +958,7 @@ fn chunk_rows<B: hark_model::backend::Backend>(
             "chunks vs own whole",
             &got.chunked,
             &got.whole,
-            CHUNKED_TOL,
+            on.chunked_tol(),
         );
     }
 }

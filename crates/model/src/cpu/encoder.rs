@@ -4,7 +4,7 @@
 //! Batch 1 without padding, so every mask is all ones and is not applied.
 
 use super::ops::{conv1d, layer_norm_channels, matmul, relu};
-use super::winograd::{Winograd, conv1d_winograd, tile_outputs};
+use super::winograd::{Winograd, conv1d_auto, tile_outputs};
 use super::{ModelError, Result};
 use hark_voice::tensor::Tensor;
 use hark_voice::{ModelDims, Weights};
@@ -138,15 +138,9 @@ pub fn text_encoder_packed(
         let (w2, b2) = conv(&format!("{fp}.conv_2"), f, h, k)?;
         let pad = (k - 1) / 2;
         let pack = packs.and_then(|p| p.ffn.get(l));
-        let mut y = match pack {
-            Some((p1, _)) => conv1d_winograd(&x, p1, b1, pad),
-            None => conv1d(&x, w1, Some(b1), pad, 1),
-        };
+        let mut y = conv1d_auto(&x, w1, pack.map(|p| &p.0), b1, pad);
         relu(&mut y.data);
-        let y = match pack {
-            Some((_, p2)) => conv1d_winograd(&y, p2, b2, pad),
-            None => conv1d(&y, w2, Some(b2), pad, 1),
-        };
+        let y = conv1d_auto(&y, w2, pack.map(|p| &p.1), b2, pad);
         add_into(&mut x, &y);
         let n2 = format!("enc_p.encoder.norm_layers_2.{l}");
         layer_norm_channels(

@@ -7,7 +7,7 @@
 
 use super::ops::{add_assign, conv1d, conv1d_fused, par_zip};
 use super::vmath::tanh_sigmoid_gate;
-use super::winograd::{Winograd, conv1d_winograd};
+use super::winograd::{Winograd, conv1d_auto};
 use super::{CancelFn, ModelError, Result, check_cancel};
 use hark_voice::tensor::Tensor;
 use hark_voice::{ModelDims, Weights};
@@ -102,7 +102,7 @@ fn wavenet_packed(
 
         let pad = dilation * (k - 1) / 2;
         let mut a = match packs.and_then(|p| p.get(i)).and_then(Option::as_ref) {
-            Some(wg) => conv1d_winograd(&x, wg, in_b, pad),
+            Some(wg) => conv1d_auto(&x, in_w, Some(wg), in_b, pad),
             None => conv1d_fused(&x, in_w, Some(in_b), pad, dilation, None, None),
         };
         // Gate in place: the first H rows become tanh(a[:H]) · σ(a[H:]).

@@ -7,6 +7,7 @@
 //! the sequence are zeroed between convolutions exactly as zero padding would see them.
 
 use super::direct::{ActOut, ConvDims, Init, conv_valid_fused, lrelu};
+use super::isa::{Isa, isa};
 use super::polyphase::{PolyScratch, Polyphase};
 use super::tiles::{PARALLEL_MACS, Unfilled, for_each_tile};
 use super::winograd::{FusedScratch, Winograd, conv_valid_fused_winograd};
@@ -56,6 +57,14 @@ pub(crate) struct PostConv<'a> {
     pub b: Option<&'a Tensor>,
     pub slope: f32,
 }
+
+/// Floats per channel row of a tile, all rows together: the stage's buffers of one tile
+/// (the upsampled block, its activation, two running x and their activations, the sum) then
+/// stay around L2's size. 96 Ki floats against the earlier 48 Ki: fewer halo columns
+/// recomputed (the 128-channel stage's tile grows from 294 to 678 columns), and the 2-thread
+/// sentence of 963 frames took 295–299 ms against 308–311 (`stage_times`, Zen 4 VM, 1 MiB
+/// L2; 64 Ki: 302–305, 128 Ki: 299–304).
+const TILE_FLOATS: usize = 96 * 1024;
 
 /// How a stage's run is tiled.
 struct Plan {
@@ -171,7 +180,7 @@ impl Stage<'_> {
         let hs = self.blocks.iter().map(|b| halo(b)).max().unwrap_or(0);
         let hs = hs.div_ceil(s) * s;
         let tile = tile
-            .unwrap_or_else(|| (48 * 1024 / c).saturating_sub(2 * hs).max(64))
+            .unwrap_or_else(|| (TILE_FLOATS / c).saturating_sub(2 * hs).max(64))
             .next_multiple_of(s)
             .min(t_out.next_multiple_of(s));
         let macs: usize = self
@@ -246,6 +255,10 @@ impl Stage<'_> {
             wino,
             ..
         } = sc;
+        // Below AVX-512 the transforms are the compiler's loops, and on the decoder's
+        // convolutions they cost what the GEMMs save (`stage_times` with `avx2`: 497 ms
+        // against the direct kernel's 487 for the 963-frame sentence on the Zen 4 VM).
+        let winograd_pays = isa() == Isa::Avx512;
         for (bi, block) in self.blocks.iter().enumerate() {
             if block.is_empty() {
                 // A block without convolutions passes its input on.
@@ -295,22 +308,24 @@ impl Stage<'_> {
                     add_out: last && bi > 0,
                 };
                 let w = &rc.w.data;
-                let conv =
-                    |out: &mut [f32], os: usize, act: Option<ActOut>, sc: &mut _| match rc.wino {
-                        Some(wg) => conv_valid_fused_winograd(
-                            wg,
-                            &input[off..],
-                            cw,
-                            rc.dil,
-                            wy,
-                            out,
-                            os,
-                            init,
-                            act,
-                            sc,
-                        ),
-                        None => conv_valid_fused(&input[off..], cw, w, d, out, os, Some(init), act),
-                    };
+                let conv = |out: &mut [f32], os: usize, act: Option<ActOut>, sc: &mut _| match rc
+                    .wino
+                    .filter(|_| winograd_pays)
+                {
+                    Some(wg) => conv_valid_fused_winograd(
+                        wg,
+                        &input[off..],
+                        cw,
+                        rc.dil,
+                        wy,
+                        out,
+                        os,
+                        init,
+                        act,
+                        sc,
+                    ),
+                    None => conv_valid_fused(&input[off..], cw, w, d, out, os, Some(init), act),
+                };
                 if last {
                     conv(sum, n, None, wino);
                     break;
