@@ -37,9 +37,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let (w, d) = (&voice.weights, &voice.config.dims);
     let scales = voice.config.inference;
+    let t0 = Instant::now();
     let enc_p = EncoderPacks::new(w, d)?;
     let flow_p = FlowPacks::new(w, d)?;
     let dec_w = DecoderPacks::with_winograd(w, d)?;
+    println!(
+        "Winograd packs made in {:.1} ms",
+        t0.elapsed().as_secs_f64() * 1e3
+    );
     let dec_d = DecoderPacks::new(w, d)?;
     let ctx = d.flow_decoder_receptive_frames();
     let pools: Vec<_> = [1, 2]

@@ -10,7 +10,7 @@ use super::direct::{ActOut, ConvDims, Init, conv_valid_fused, lrelu};
 use super::isa::{Isa, isa};
 use super::polyphase::{PolyScratch, Polyphase};
 use super::tiles::{PARALLEL_MACS, Unfilled, for_each_tile};
-use super::winograd::{FusedScratch, Winograd, conv_valid_fused_winograd};
+use super::winograd::{Winograd, conv_valid_fused_winograd, with_scratch};
 use hark_voice::tensor::Tensor;
 
 /// One residual convolution `x ← x + conv(LReLU(x))` of a ResBlock2.
@@ -40,7 +40,6 @@ struct Scratch {
     y: [Vec<f32>; 2],
     act: [Vec<f32>; 2],
     sum: Vec<f32>,
-    wino: FusedScratch,
 }
 
 /// The post convolution's per-tile scratch: the stage's own, its input and its output row.
@@ -252,7 +251,6 @@ impl Stage<'_> {
             y,
             act,
             sum,
-            wino,
             ..
         } = sc;
         // Below AVX-512 the transforms are the compiler's loops, and on the decoder's
@@ -308,26 +306,18 @@ impl Stage<'_> {
                     add_out: last && bi > 0,
                 };
                 let w = &rc.w.data;
-                let conv = |out: &mut [f32], os: usize, act: Option<ActOut>, sc: &mut _| match rc
+                let conv = |out: &mut [f32], os: usize, act: Option<ActOut>| match rc
                     .wino
                     .filter(|_| winograd_pays)
                 {
-                    Some(wg) => conv_valid_fused_winograd(
-                        wg,
-                        &input[off..],
-                        cw,
-                        rc.dil,
-                        wy,
-                        out,
-                        os,
-                        init,
-                        act,
-                        sc,
-                    ),
+                    Some(wg) => with_scratch(|sc| {
+                        let x = &input[off..];
+                        conv_valid_fused_winograd(wg, x, cw, rc.dil, wy, out, os, init, act, sc)
+                    }),
                     None => conv_valid_fused(&input[off..], cw, w, d, out, os, Some(init), act),
                 };
                 if last {
-                    conv(sum, n, None, wino);
+                    conv(sum, n, None);
                     break;
                 }
                 y_out.resize(c * wy, 0.0); // every element is written by the convolution
@@ -337,7 +327,7 @@ impl Stage<'_> {
                     stride: wy,
                     slope: self.slope,
                 };
-                conv(y_out, wy, Some(next_act), wino);
+                conv(y_out, wy, Some(next_act));
                 // Outside the sequence the next conv must see zero padding.
                 let (lo, hi) = valid(y0, wy, t_out);
                 if lo > 0 || hi < wy {

@@ -335,30 +335,27 @@ pub fn conv1d_winograd(x: &Tensor, wg: &Winograd, bias: &Tensor, pad: usize) -> 
     let tile = units.div_ceil(tiles) * unit;
     let mut out = Unfilled::new(vec![cout, t_out]);
     let dst = out.out();
-    for_each_tile(
-        t_out,
-        tile,
-        macs,
-        |o0, o1, sc: &mut (Vec<f32>, Vec<f32>, WinoScratch)| {
+    for_each_tile(t_out, tile, macs, |o0, o1, _: &mut ()| {
+        with_scratch(|sc| {
             let n = o1 - o0;
             let in_cols = n + k - 1;
-            padded_block_of(x, o0 as isize - pad as isize, in_cols, None, &mut sc.0);
-            // The tile's own [cout, n] result (copied out below: the output's other columns
-            // belong to other threads), started from the bias.
-            sc.1.clear();
+            padded_block_of(x, o0 as isize - pad as isize, in_cols, None, &mut sc.gather);
+            // The tile's own [cout, n] result (copied out below: the output's other
+            // columns belong to other threads), started from the bias.
+            sc.prod.clear();
             for &b in &bias.data {
-                sc.1.extend(std::iter::repeat_n(b, n));
+                sc.prod.extend(std::iter::repeat_n(b, n));
             }
-            wg.acc(&sc.0, in_cols, n, &mut sc.1, n, &mut sc.2);
-            for (co, src) in sc.1.chunks_exact(n).enumerate() {
-                // SAFETY: columns [o0, o1) of row `co` are inside the buffer and this tile's
-                // alone; copied through the pointer, as they are not initialised yet.
+            wg.acc(&sc.gather, in_cols, n, &mut sc.prod, n, &mut sc.wino);
+            for (co, src) in sc.prod.chunks_exact(n).enumerate() {
+                // SAFETY: columns [o0, o1) of row `co` are inside the buffer and this
+                // tile's alone; copied through the pointer, as not initialised yet.
                 unsafe {
                     std::ptr::copy_nonoverlapping(src.as_ptr(), dst.ptr().add(co * t_out + o0), n)
                 };
             }
-        },
-    );
+        })
+    });
     // SAFETY: the tiles cover [0, t_out); each filled every row's columns before adding.
     unsafe { out.finish() }
 }
@@ -369,13 +366,24 @@ pub fn tile_outputs(k: usize) -> Option<usize> {
     [4, 2].into_iter().find(|&m| m + k - 1 <= 8)
 }
 
-/// Per-thread buffers of [`conv_valid_fused_winograd`].
+/// Per-thread buffers of [`conv_valid_fused_winograd`] and [`conv1d_winograd`].
 #[derive(Default)]
 pub(crate) struct FusedScratch {
     gather: Vec<f32>,
     prod: Vec<f32>,
     row: Vec<f32>,
     wino: WinoScratch,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<FusedScratch> = std::cell::RefCell::default();
+}
+
+/// Runs `f` with this thread's [`FusedScratch`], kept from call to call: made afresh per call
+/// its megabytes were page-faulted in every time, which made the encoder of a 111-id clause
+/// slower on Winograd (15.0 ms at 2 threads) than on the direct kernel (10.2).
+pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut FusedScratch) -> R) -> R {
+    SCRATCH.with_borrow_mut(f)
 }
 
 /// [`super::direct::conv_valid_fused`] with its accumulators started from `init` (required
