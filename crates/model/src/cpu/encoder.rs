@@ -4,7 +4,7 @@
 //! Batch 1 without padding, so every mask is all ones and is not applied.
 
 use super::ops::{conv1d, layer_norm_channels, matmul, relu};
-use super::winograd::{Winograd, conv1d_auto, tile_outputs};
+use super::winograd::{conv1d_auto, tile_outputs};
 use super::{ModelError, Result};
 use hark_voice::tensor::Tensor;
 use hark_voice::{ModelDims, Weights};
@@ -20,29 +20,17 @@ pub struct EncoderOut {
     pub logs_p: Tensor,
 }
 
-/// The FFN convolutions (Joe: 192 → 768 → 192, K = 3) transformed once per voice for
-/// Winograd's F(4, 3): 6 products per 4 outputs instead of 12.
+/// Whether the FFN's convolutions (Joe: 192 → 768 → 192, K = 3) run on Winograd's F(4, 3)
+/// ([`super::winograd::conv1d_auto`]: 6 products per 4 outputs instead of 12, weights
+/// transformed at each call; kept per voice they took 42 MB).
 pub struct EncoderPacks {
-    /// `[layer] → (conv_1, conv_2)`.
-    ffn: Vec<(Winograd, Winograd)>,
+    tile: usize,
 }
 
 impl EncoderPacks {
     /// `None` when the FFN's kernel has no Winograd form here (K > 7).
-    pub fn new(w: &Weights, d: &ModelDims) -> Result<Option<Self>> {
-        let (h, f, k) = (d.hidden_channels, d.filter_channels, d.ffn_kernel_size);
-        let Some(m) = tile_outputs(k) else {
-            return Ok(None);
-        };
-        let ffn = (0..d.n_layers)
-            .map(|l| {
-                let fp = format!("enc_p.encoder.ffn_layers.{l}");
-                let w1 = w.get_shaped(&format!("{fp}.conv_1.weight"), &[f, h, k])?;
-                let w2 = w.get_shaped(&format!("{fp}.conv_2.weight"), &[h, f, k])?;
-                Ok((Winograd::new(w1, m), Winograd::new(w2, m)))
-            })
-            .collect::<Result<_>>()?;
-        Ok(Some(Self { ffn }))
+    pub fn new(_w: &Weights, d: &ModelDims) -> Result<Option<Self>> {
+        Ok(tile_outputs(d.ffn_kernel_size).map(|tile| Self { tile }))
     }
 }
 
@@ -137,10 +125,10 @@ pub fn text_encoder_packed(
         let (w1, b1) = conv(&format!("{fp}.conv_1"), h, f, k)?;
         let (w2, b2) = conv(&format!("{fp}.conv_2"), f, h, k)?;
         let pad = (k - 1) / 2;
-        let pack = packs.and_then(|p| p.ffn.get(l));
-        let mut y = conv1d_auto(&x, w1, pack.map(|p| &p.0), b1, pad);
+        let tile = packs.map(|p| p.tile);
+        let mut y = conv1d_auto(&x, w1, tile, b1, pad);
         relu(&mut y.data);
-        let y = conv1d_auto(&y, w2, pack.map(|p| &p.1), b2, pad);
+        let y = conv1d_auto(&y, w2, tile, b2, pad);
         add_into(&mut x, &y);
         let n2 = format!("enc_p.encoder.norm_layers_2.{l}");
         layer_norm_channels(

@@ -7,7 +7,7 @@
 
 use super::ops::{add_assign, conv1d, conv1d_fused, par_zip};
 use super::vmath::tanh_sigmoid_gate;
-use super::winograd::{Winograd, conv1d_auto};
+use super::winograd::{conv1d_auto, tile_outputs};
 use super::{CancelFn, ModelError, Result, check_cancel};
 use hark_voice::tensor::Tensor;
 use hark_voice::{ModelDims, Weights};
@@ -27,13 +27,14 @@ pub(crate) fn check_input(x: &Tensor, channels: usize, what: &str) -> Result<()>
     Ok(())
 }
 
-/// The WaveNets' input convolutions (Joe: 192 → 384 channels, K = 5) transformed once per
-/// voice for Winograd's F(4, K) ([`super::winograd`]): 8 products per 4 outputs instead of
-/// 20, about 0.47× the direct kernel's time on them (`winograd_speed`), which are three
-/// quarters of the flow's work. Layers with a dilation above 1 keep the direct kernel.
+/// Which of the WaveNets' input convolutions (Joe: 192 → 384 channels, K = 5) run on
+/// Winograd's F(4, K) ([`super::winograd::conv1d_auto`]): 8 products per 4 outputs instead
+/// of 20, about 0.47× the direct kernel's time on them (`winograd_speed`), which are three
+/// quarters of the flow's work. Their weights are transformed at each call: kept per voice
+/// they took 38 MB. Layers with a dilation above 1 keep the direct kernel.
 pub struct FlowPacks {
-    /// `[coupling][layer]`.
-    in_layers: Vec<Vec<Option<Winograd>>>,
+    /// `[layer]`: the tile's outputs, or `None` for the direct kernel.
+    in_layers: Vec<Option<usize>>,
 }
 
 /// Outputs per Winograd tile of the flow's convolutions (F(4, K)).
@@ -42,18 +43,16 @@ const FLOW_WINOGRAD_TILE: usize = 4;
 impl FlowPacks {
     pub fn new(w: &Weights, d: &ModelDims) -> Result<Self> {
         let (h, k) = (d.hidden_channels, d.flow_kernel_size);
-        let in_layers = (0..d.flow_n_couplings)
-            .map(|c| {
-                let mut dilation = 1usize;
-                (0..d.flow_wn_layers)
-                    .map(|i| {
-                        let name = format!("{}.enc.in_layers.{i}.weight", coupling_prefix(c));
-                        let wt = w.get_shaped(&name, &[2 * h, h, k])?;
-                        let pack = (dilation == 1).then(|| Winograd::new(wt, FLOW_WINOGRAD_TILE));
-                        dilation *= d.flow_dilation_rate.max(1);
-                        Ok(pack)
-                    })
-                    .collect::<Result<Vec<_>>>()
+        let mut dilation = 1usize;
+        let in_layers = (0..d.flow_wn_layers)
+            .map(|i| {
+                // The shape is checked here once, as the WaveNet checks it at each call.
+                let name = format!("{}.enc.in_layers.{i}.weight", coupling_prefix(0));
+                w.get_shaped(&name, &[2 * h, h, k])?;
+                let tile =
+                    (dilation == 1 && tile_outputs(k).is_some()).then_some(FLOW_WINOGRAD_TILE);
+                dilation *= d.flow_dilation_rate.max(1);
+                Ok(tile)
             })
             .collect::<Result<_>>()?;
         Ok(Self { in_layers })
@@ -76,7 +75,7 @@ fn wavenet_packed(
     d: &ModelDims,
     prefix: &str,
     x: &Tensor,
-    packs: Option<&[Option<Winograd>]>,
+    packs: Option<&FlowPacks>,
 ) -> Result<Tensor> {
     let h = d.hidden_channels;
     let k = d.flow_kernel_size;
@@ -101,8 +100,8 @@ fn wavenet_packed(
         let rs_b = w.get_shaped(&format!("{prefix}.res_skip_layers.{i}.bias"), &[rs_out])?;
 
         let pad = dilation * (k - 1) / 2;
-        let mut a = match packs.and_then(|p| p.get(i)).and_then(Option::as_ref) {
-            Some(wg) => conv1d_auto(&x, in_w, Some(wg), in_b, pad),
+        let mut a = match packs.and_then(|p| p.in_layers.get(i).copied().flatten()) {
+            Some(tile) => conv1d_auto(&x, in_w, Some(tile), in_b, pad),
             None => conv1d_fused(&x, in_w, Some(in_b), pad, dilation, None, None),
         };
         // Gate in place: the first H rows become tanh(a[:H]) · σ(a[H:]).
@@ -147,8 +146,7 @@ fn coupling_mean_packed(
     let post_w = w.get_shaped(&format!("{p}.post.weight"), &[half, h, 1])?;
     let post_b = w.get_shaped(&format!("{p}.post.bias"), &[half])?;
     let hid = conv1d(x0, pre_w, Some(pre_b), 0, 1);
-    let layers = packs.and_then(|p| p.in_layers.get(c)).map(Vec::as_slice);
-    let hid = wavenet_packed(w, d, &format!("{p}.enc"), &hid, layers)?;
+    let hid = wavenet_packed(w, d, &format!("{p}.enc"), &hid, packs)?;
     Ok(conv1d(&hid, post_w, Some(post_b), 0, 1))
 }
 

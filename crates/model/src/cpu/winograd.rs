@@ -122,16 +122,19 @@ fn invert(a: &[f64], n: usize) -> Vec<f64> {
     inv
 }
 
-/// A convolution's weights transformed for F(m, K), made once per voice.
+/// A convolution's weights transformed for F(m, K): made once per voice ([`Winograd::new`]),
+/// or at each call into a buffer kept per thread ([`conv1d_auto`]).
 pub struct Winograd {
     m: usize,
     k: usize,
     cin: usize,
     cout: usize,
-    /// `Aᵀ [m, n]` and `Bᵀ [n, n]` rounded to f32.
+    /// `Aᵀ [m, n]`, `Bᵀ [n, n]` and `G [n, K]` rounded to f32 (G's entries, powers of the
+    /// points 0, ±1, ±2, ±½, are exact).
     at: Vec<f32>,
     bt: Vec<f32>,
-    /// `G w` per point: `[n][cout][cin]`, computed in f64.
+    g: Vec<f32>,
+    /// `G w` per point: `[n][cout][cin]`.
     v: Vec<f32>,
 }
 
@@ -171,8 +174,26 @@ impl Winograd {
             cout,
             at: at.into_iter().map(|x| x as f32).collect(),
             bt: bt.into_iter().map(|x| x as f32).collect(),
+            g: g.into_iter().map(|x| x as f32).collect(),
             v,
         }
+    }
+
+    /// Transforms `w` (of the same K; any channels) into this one's buffer, in f32.
+    fn refill(&mut self, w: &Tensor) {
+        assert!(
+            w.shape.len() == 3 && w.dim(2) == self.k,
+            "winograd refill shape"
+        );
+        (self.cout, self.cin) = (w.dim(0), w.dim(1));
+        let (k, plane) = (self.k, self.cout * self.cin);
+        self.v.resize(self.points() * plane, 0.0);
+        use rayon::prelude::*;
+        let g = &self.g;
+        self.v
+            .par_chunks_mut(plane)
+            .enumerate()
+            .for_each(|(p, dst)| transform_weights(&g[p * k..][..k], &w.data, dst));
     }
 
     pub fn taps(&self) -> usize {
@@ -276,22 +297,42 @@ impl Winograd {
 }
 
 /// [`super::ops::conv1d`] of `x` with weights `w` (stride 1, dilation 1, zero padding `pad`,
-/// bias), on Winograd's algorithm with `wg` (the same weights transformed) where the input
-/// is long enough for it to pay. Its transformed weights are `n / K` times the direct
-/// kernel's (2× for F(4, 3)) and must stream through the cache once per call, and its
-/// tiles are 16 of its tiles wide, so on a few dozen columns (a short sentence's encoder,
-/// a streaming window's flow) the direct kernel is faster and splits over both cores.
+/// bias), on Winograd's F(`tile`, K) where the input is long enough for it to pay, its
+/// weights transformed at each call. The transformed weights are `n / K` times the direct
+/// kernel's (2× for F(4, 3)) and must stream through the cache once per call, and its tiles
+/// are 16 of its tiles wide, so on a few dozen columns (a short sentence's encoder, a
+/// streaming window's flow) the direct kernel is faster and splits over both cores.
 pub fn conv1d_auto(
     x: &Tensor,
     w: &Tensor,
-    wg: Option<&Winograd>,
+    tile: Option<usize>,
     bias: &Tensor,
     pad: usize,
 ) -> Tensor {
-    match wg {
-        Some(wg) if x.dim(1) >= WINOGRAD_MIN_COLUMNS => conv1d_winograd(x, wg, bias, pad),
+    match tile {
+        Some(m) if x.dim(1) >= WINOGRAD_MIN_COLUMNS => {
+            // Taken out of the slot for the call (put back after), so a call nested by work
+            // stealing finds it empty and makes its own rather than a second borrow.
+            let wg = match TRANSFORMED.take() {
+                Some(mut wg) if wg.m == m && w.shape.len() == 3 && w.dim(2) == wg.k => {
+                    wg.refill(w);
+                    wg
+                }
+                _ => Winograd::new(w, m),
+            };
+            let y = conv1d_winograd(x, &wg, bias, pad);
+            TRANSFORMED.set(Some(wg));
+            y
+        }
         _ => super::ops::conv1d(x, w, Some(bias), pad, 1),
     }
+}
+
+thread_local! {
+    /// The last weights [`conv1d_auto`] transformed on this thread: kept per voice, the flow's
+    /// and the encoder's would take 80 MB (2.36 MB for each of the flow's 16 convolutions,
+    /// 3.5 MB for each of the encoder's 12), against 2–4 MB here.
+    static TRANSFORMED: std::cell::Cell<Option<Winograd>> = const { std::cell::Cell::new(None) };
 }
 
 /// Input columns below which [`conv1d_auto`] keeps the direct kernel. Measured with
@@ -506,6 +547,36 @@ fn epilogue_body(
         a.iter_mut()
             .zip(out.iter())
             .for_each(|(d, &v)| *d = lrelu(v, slope));
+    }
+}
+
+/// `dst[i] = Σ_j g[j] · w[i·K + j]`: one point's plane of the transformed weights.
+fn transform_weights(g: &[f32], w: &[f32], dst: &mut [f32]) {
+    dispatch!(transform_weights_body(g: &[f32], w: &[f32], dst: &mut [f32]))
+}
+
+#[inline(always)]
+fn transform_weights_body(g: &[f32], w: &[f32], dst: &mut [f32]) {
+    match g.len() {
+        3 => transform_weights_k::<3>(g, w, dst),
+        5 => transform_weights_k::<5>(g, w, dst),
+        k => dst
+            .iter_mut()
+            .zip(w.chunks_exact(k))
+            .for_each(|(d, taps)| *d = g.iter().zip(taps).map(|(a, b)| a * b).sum()),
+    }
+}
+
+/// [`transform_weights_body`] with K known to the compiler (strided loads it can vectorise).
+#[inline(always)]
+fn transform_weights_k<const K: usize>(g: &[f32], w: &[f32], dst: &mut [f32]) {
+    let g: [f32; K] = std::array::from_fn(|j| g[j]);
+    for (d, taps) in dst.iter_mut().zip(w.chunks_exact(K)) {
+        let mut s = 0.0;
+        for j in 0..K {
+            s += g[j] * taps[j];
+        }
+        *d = s;
     }
 }
 
