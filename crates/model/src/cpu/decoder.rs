@@ -6,7 +6,7 @@ use super::ops::conv1d_fused;
 use super::polyphase::Polyphase;
 use super::upsample::{PostConv, ResConv, Stage};
 use super::vmath::tanh_in_place;
-use super::winograd::{Winograd, tile_outputs};
+use super::winograd::{Winograd, conv1d_auto, tile_outputs};
 use super::{CancelFn, ModelError, NEVER, Result, check_cancel};
 use hark_voice::tensor::Tensor;
 use hark_voice::{ModelDims, Weights};
@@ -301,7 +301,9 @@ pub fn decode_cols_packed(
         },
         slope: FINAL_SLOPE,
     };
-    let mut x = conv1d_fused(z, pre_w, Some(pre_b), (kp - 1) / 2, 1, None, None);
+    // conv_pre (192 → 256 channels, K = 7) on Winograd's F(2, 7) with the Winograd packs.
+    let pre_tile = tile_outputs(kp).filter(|_| !packs.res.is_empty());
+    let mut x = conv1d_auto(z, pre_w, pre_tile, pre_b, (kp - 1) / 2);
     // `x` holds positions `at` of the current stage's input (frames × `per_frame`).
     let (mut at, mut per_frame) = (0..z.dim(1), 1usize);
     let mut y = Vec::new();
