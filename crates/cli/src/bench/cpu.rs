@@ -74,7 +74,8 @@ struct Report {
     rounds: usize,
     load_before: String,
     load_after: String,
-    /// The 1-minute load before the run was under [`super::QUIET_LOAD`]; a loaded run is no claim.
+    /// The run was quiet ([`super::was_quiet`]: under [`super::QUIET_LOAD`] before, no more than
+    /// the core count after); a loaded run is no claim.
     quiet: bool,
     arms: Vec<Arm>,
     scaling: Vec<Scaling>,
@@ -358,6 +359,7 @@ pub fn run(voice: Arc<Voice>, args: CpuArgs<'_>) -> anyhow::Result<()> {
             .find(|(l, _, _)| *l == level)
             .map(|(_, _, seen)| seen.clone())
     };
+    let load_after = load();
     let report = Report {
         text: SENTENCE,
         first_clause: FIRST_CLAUSE,
@@ -366,9 +368,9 @@ pub fn run(voice: Arc<Voice>, args: CpuArgs<'_>) -> anyhow::Result<()> {
         ort_engine: anchors.first().map(|(_, o, _)| o.engine.clone()),
         audio_seconds: samples as f64 / rate,
         rounds: args.rounds,
-        quiet: super::is_quiet(&load_before),
+        quiet: super::was_quiet(&load_before, &load_after),
         load_before,
-        load_after: load(),
+        load_after,
         arms: arms
             .iter()
             .enumerate()

@@ -157,9 +157,21 @@ pub(super) fn is_quiet(load: &str) -> bool {
         .is_some_and(|l| l < QUIET_LOAD)
 }
 
+/// Whether a run was quiet: it started quiet and, by its end, the 1-minute average had not
+/// passed the machine's core count, which its own threads alone approach. A run that others
+/// joined half way (the 1-minute average reached 36 on the 2-core VM during one) is not.
+pub(super) fn was_quiet(before: &str, after: &str) -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let after_1min = after
+        .split_whitespace()
+        .next()
+        .and_then(|l| l.parse::<f64>().ok());
+    is_quiet(before) && after_1min.is_some_and(|l| l <= cores)
+}
+
 /// The line a bench prints about the load it ran under.
 pub(super) fn load_line(before: &str, after: &str) -> String {
-    let label = if is_quiet(before) {
+    let label = if was_quiet(before, after) {
         ""
     } else {
         " — LOADED: not a speed claim"
@@ -414,4 +426,19 @@ fn run_ort(args: &BenchArgs, threads: usize, ids: &std::path::Path) -> anyhow::R
     }
     let o: OrtOut = serde_json::from_slice(&out.stdout).context("onnxruntime benchmark output")?;
     Ok(Stats::of(o.clause_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_quiet_only_if_nothing_else_joined_it() {
+        assert!(was_quiet("0.07 0.60 2.43", "0.90 0.70 2.10"));
+        // Loaded at the start, or joined by others on the way (the average far past the cores).
+        assert!(!was_quiet("0.91 0.89 3.83", "1.32 1.13 3.24"));
+        assert!(!was_quiet("0.07 0.60 2.43", "1000.0 12.14 6.33"));
+        assert!(!was_quiet("0.07 0.60 2.43", "unreadable"));
+        assert!(load_line("0.07 0 0", "1000.0 0 0").ends_with("LOADED: not a speed claim"));
+    }
 }

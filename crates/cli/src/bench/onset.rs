@@ -142,6 +142,7 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
     let stages = (cpu && args.stage_runs > 0)
         .then(|| onset_stages::measure(&voice, args.text, device_rate, args.stage_runs))
         .transpose()?;
+    let load_after = super::load();
     let report = Report {
         text: args.text,
         backend,
@@ -151,9 +152,9 @@ pub fn run(args: &OnsetArgs) -> anyhow::Result<()> {
         results,
         first_after_start,
         stages,
-        quiet: super::is_quiet(&load_before),
+        quiet: super::was_quiet(&load_before, &load_after),
         load_before,
-        load_after: super::load(),
+        load_after,
     };
     if !args.json {
         print_table(&report, args.runs);
