@@ -14,9 +14,16 @@ use hark_voice::ModelDims;
 /// Dynamic shared memory of the attention kernel; bounds the tokens per utterance.
 pub(crate) const ATTN_SMEM: usize = 96 * 1024;
 
+/// The FFN's second conv runs as this many k slices (`FFN_S` in encoder.cu); their partial
+/// sums fill the `qkv` scratch ([3H, T]).
+const FFN_SLICES: usize = 3;
+
 pub(crate) fn ffn_smem(d: &ModelDims) -> usize {
     let (h, f, kf) = (d.hidden_channels, d.filter_channels, d.ffn_kernel_size);
-    (h * (16 + kf - 1)).max(f * (8 + kf - 1) + h * 8) * 4
+    (h * (16 + kf - 1))
+        .max(f / FFN_SLICES * (16 + kf - 1))
+        .max(h * 8)
+        * 4
 }
 
 /// The most ids one utterance may have (the attention kernel's shared memory).
@@ -80,12 +87,18 @@ impl Encoder {
             ],
         )?;
         let ti = t as i32;
-        let items_qkv = t.div_ceil(32) * (3 * h / 64);
-        let items_ffn = t.div_ceil(16) * (d.filter_channels / 64);
+        // Work items per phase (encoder.cu): attention's QKV projection, (head, 8-query
+        // tile), output projection, LayerNorm; the FFN's first conv, second conv (split in k).
+        let attn_items = (t.div_ceil(16) * (3 * h / 64))
+            .max(d.n_heads * t.div_ceil(8))
+            .max(t.div_ceil(16) * (h / 64));
+        let ffn_items = (t.div_ceil(16) * (d.filter_channels / 64))
+            .max(t.div_ceil(16) * (h / 64) * FFN_SLICES)
+            .max(t.div_ceil(8));
         for (l, e) in w.enc.iter().enumerate() {
             g.launch(
                 &self.attn,
-                self.attn.coop(items_qkv.max(t)),
+                self.attn.coop(attn_items),
                 &[
                     Arg::P(p(&b.x)),
                     Arg::I(ti),
@@ -104,7 +117,7 @@ impl Encoder {
             let last = l + 1 == w.enc.len();
             g.launch(
                 &self.ffn,
-                self.ffn.coop(items_ffn.max(t.div_ceil(8) * (h / 64))),
+                self.ffn.coop(ffn_items),
                 &[
                     Arg::P(p(&b.x)),
                     Arg::I(ti),
