@@ -223,6 +223,7 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
 
 #define FFN_TC1 16   // phase-1 columns per item (small items: ~200 of them for 20 words)
 #define FFN_RG1 64   // phase-1 rows per item
+#define FFN_S1 3     // phase-1 k slices: partial sums in hbuf's FFN_S1 [FFN_F, T] slices
 #define FFN_TC2 16   // phase-2a columns per item
 #define FFN_S 3      // phase-2a k splits: partial sums in ybuf's FFN_S [H, T] slices
 #define FFN_TC3 8    // phase-2b columns per item
@@ -231,7 +232,7 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
 // between the convs and before the LayerNorm. The second conv is split over row groups and
 // over FFN_S slices of its input channels (short k loops, more items); the LayerNorm phase
 // adds the slices in a fixed order. With proj_w set (last layer) it also writes m_p and
-// logs_p. ybuf [FFN_S * H, T] is scratch.
+// logs_p. hbuf [FFN_S1 * FFN_F, T] and ybuf [FFN_S * H, T] are scratch.
 STAGE void enc_ffn_body(Grid g, float* x, int T, const float* w1, const float* b1,
                         const float* w2, const float* b2, const float* gamma, const float* beta,
                         float* hbuf, float* ybuf, const float* proj_w, const float* proj_b,
@@ -239,21 +240,27 @@ STAGE void enc_ffn_body(Grid g, float* x, int T, const float* w1, const float* b
     float* sm = dsm;
     const int pad = (FFN_K - 1) / 2;
     const int ld1 = FFN_TC1 + FFN_K - 1;
+    // Phase 1: slice s of conv1(x) (input channels s*HS..) into hbuf + s*FFN_F*T, before
+    // the bias (slice 0 has it) and the ReLU, which phase 2a applies as it stages the sum.
+    static_assert(H % FFN_S1 == 0, "k split");
+    constexpr int HS = H / FFN_S1;
     int ntile = (T + FFN_TC1 - 1) / FFN_TC1, ngroup = FFN_F / FFN_RG1;
-    for (int item = g.b; item < ntile * ngroup; item += g.nb) {
-        int t0 = (item / ngroup) * FFN_TC1, r0 = (item % ngroup) * FFN_RG1;
+    for (int item = g.b; item < ntile * ngroup * FFN_S1; item += g.nb) {
+        int sl = item % FFN_S1, rest = item / FFN_S1;
+        int t0 = (rest / ngroup) * FFN_TC1, r0 = (rest % ngroup) * FFN_RG1;
         int nc = min(FFN_TC1, T - t0);
         __syncthreads();
-        for (int i = threadIdx.x; i < H * ld1; i += NT) {
+        const float* xsl = x + (size_t)sl * HS * T;
+        for (int i = threadIdx.x; i < HS * ld1; i += NT) {
             int c = i / ld1, t = t0 - pad + i % ld1;
-            sm[i] = (t >= 0 && t < T) ? x[c * T + t] : 0.f;
+            sm[i] = (t >= 0 && t < T) ? xsl[(size_t)c * T + t] : 0.f;
         }
         __syncthreads();
-        conv_smem(sm, ld1, H, w1 + (size_t)r0 * H * FFN_K, b1 + r0, FFN_K, 1, FFN_RG1, nc,
-                  [&](int r, int col, float v) {
-                      hbuf[(size_t)(r0 + r) * T + t0 + col] = fmaxf(v, 0.f);
-                  },
-                  1.f, wsm);
+        float* ho = hbuf + (size_t)sl * FFN_F * T;
+        conv_smem(sm, ld1, HS, w1 + (size_t)r0 * H * FFN_K + (size_t)sl * HS * FFN_K,
+                  sl == 0 ? b1 + r0 : nullptr, FFN_K, 1, FFN_RG1, nc,
+                  [&](int r, int col, float v) { ho[(size_t)(r0 + r) * T + t0 + col] = v; },
+                  1.f, wsm, H * FFN_K);
     }
     grid_sync(g);
 
@@ -272,7 +279,12 @@ STAGE void enc_ffn_body(Grid g, float* x, int T, const float* w1, const float* b
         const float* hs = hbuf + (size_t)sl * FS * T;
         for (int i = threadIdx.x; i < FS * ld2; i += NT) {
             int c = i / ld2, t = t0 - pad + i % ld2;
-            sm[i] = (t >= 0 && t < T) ? hs[(size_t)c * T + t] : 0.f;
+            float v = 0.f;
+            if (t >= 0 && t < T) {
+#pragma unroll
+                for (int s = 0; s < FFN_S1; ++s) v += hs[(size_t)s * FFN_F * T + (size_t)c * T + t];
+            }
+            sm[i] = fmaxf(v, 0.f);
         }
         __syncthreads();
         float* yo = ybuf + (size_t)sl * H * T;
