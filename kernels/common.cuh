@@ -128,7 +128,7 @@ __device__ __forceinline__ void ln_columns(float* ys, int C, int ld, int ncols, 
 // latency-bound otherwise); each thread keeps an RM x RN register tile. Every thread of the
 // block must call it (it synchronises).
 #define CONV_RB 64
-#define CONV_KC 32
+#define CONV_KC 64
 template <int CB, int RM, int RN, int RB, typename W, typename F>
 __device__ __forceinline__ void conv_tile(const float* xs, int ld, int cin, const W* w,
                                           const float* bias, int K, int dil, int rows, int ncols,
