@@ -128,15 +128,16 @@ __device__ __forceinline__ void ln_columns(float* ys, int C, int ld, int ncols, 
 // latency-bound otherwise); each thread keeps an RM x RN register tile. Every thread of the
 // block must call it (it synchronises).
 #define CONV_RB 64
-#define CONV_KC 32
+#define CONV_KC 64
 template <int CB, int RM, int RN, int RB, typename W, typename F>
 __device__ __forceinline__ void conv_tile(const float* xs, int ld, int cin, const W* w,
                                           const float* bias, int K, int dil, int rows, int ncols,
-                                          F& f, float slope, float* wsm) {
+                                          F& f, float slope, float* wsm, int wld = -1) {
     constexpr int TC = CB / RN, TR = NT / TC;
     static_assert(TR * RM == RB && RB <= CONV_RB, "tile shape");
     const int tx = threadIdx.x % TC, ty = threadIdx.x / TC;
     const int KK = cin * K;
+    const int WLD = wld < 0 ? KK : wld;  // weight row stride (a k slice of a wider matrix)
     for (int r0 = 0; r0 < rows; r0 += RB) {
         for (int c0 = 0; c0 < ncols; c0 += CB) {
             float acc[RM][RN];
@@ -156,7 +157,7 @@ __device__ __forceinline__ void conv_tile(const float* xs, int ld, int cin, cons
                 for (int q = 0; q < PER; ++q) {
                     int e = threadIdx.x + q * NT;
                     int r = r0 + e / CONV_KC, k = k0 + e % CONV_KC;
-                    pre[q] = (r < rows && k < KK) ? ldw(w + (size_t)r * KK + k) : 0.f;
+                    pre[q] = (r < rows && k < KK) ? ldw(w + (size_t)r * WLD + k) : 0.f;
                 }
             };
             fetch(0);
@@ -432,10 +433,12 @@ template <> struct is_half_w<half_t> { static constexpr bool value = true; };
 // Each kernel that convolves declares this once and passes it to conv_smem.
 #define CONV_SCRATCH __shared__ float wsm[CONV_RB * (CONV_KC + 1)]
 // SPLIT: the tensor-core path keeps activations as two f16 (see b_frag); the flow's choice.
+// `wld` (f32 weights only): the weights' row stride when they are a k slice of a wider
+// matrix (split-k items); -1 for cin * K.
 template <bool SPLIT = false, typename W, typename F>
 __device__ __forceinline__ void conv_smem(const float* xs, int ld, int cin, const W* w,
                                           const float* bias, int K, int dil, int rows, int ncols,
-                                          F f, float slope, float* wsm) {
+                                          F f, float slope, float* wsm, int wld = -1) {
 #ifdef HARK_MMA
     // f16 weights with cin a multiple of 16 (k = cin*K then is too): tensor cores. The
     // tile is picked by shape: few columns (flow items, short windows) or wide decoder rows.
@@ -455,11 +458,11 @@ __device__ __forceinline__ void conv_smem(const float* xs, int ld, int cin, cons
     {
         // f32 weights (front half, HARK_CUDA_F32=1) or no tensor cores: FMA tiles. Few rows
         // and many columns (the last decoder stage): a 32 x 64 tile keeps every thread busy.
-        if (rows <= 32 && ncols >= 64) conv_tile<64, 2, 4, 32>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-        else if (ncols >= 32) conv_tile<32, 4, 2, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-        else if (ncols >= 16) conv_tile<16, 4, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-        else if (ncols >= 8) conv_tile<8, 2, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
-        else conv_tile<4, 1, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm);
+        if (rows <= 32 && ncols >= 64) conv_tile<64, 2, 4, 32>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm, wld);
+        else if (ncols >= 32) conv_tile<32, 4, 2, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm, wld);
+        else if (ncols >= 16) conv_tile<16, 4, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm, wld);
+        else if (ncols >= 8) conv_tile<8, 2, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm, wld);
+        else conv_tile<4, 1, 1, 64>(xs, ld, cin, w, bias, K, dil, rows, ncols, f, slope, wsm, wld);
     }
 }
 

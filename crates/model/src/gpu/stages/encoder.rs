@@ -14,9 +14,19 @@ use hark_voice::ModelDims;
 /// Dynamic shared memory of the attention kernel; bounds the tokens per utterance.
 pub(crate) const ATTN_SMEM: usize = 96 * 1024;
 
+/// The FFN's second conv runs as this many k slices (`FFN_S` in encoder.cu); their partial
+/// sums fill the `qkv` scratch ([3H, T]).
+const FFN_SLICES: usize = 3;
+/// The FFN's first conv runs as this many k slices (`FFN_S1`); their partial sums go to
+/// `hbuf` ([FFN_S1 * filter_channels, T]).
+const FFN1_SLICES: usize = 3;
+
 pub(crate) fn ffn_smem(d: &ModelDims) -> usize {
     let (h, f, kf) = (d.hidden_channels, d.filter_channels, d.ffn_kernel_size);
-    (h * (16 + kf - 1)).max(f * (8 + kf - 1) + h * 8) * 4
+    (h / FFN1_SLICES * (16 + kf - 1))
+        .max(f / FFN_SLICES * (16 + kf - 1))
+        .max(h * 8)
+        * 4
 }
 
 /// The most ids one utterance may have (the attention kernel's shared memory).
@@ -43,7 +53,7 @@ impl Buffers {
             ids: words(g, cap)?,
             x: words(g, h * cap)?,
             qkv: words(g, 3 * h * cap)?,
-            hbuf: words(g, d.filter_channels * cap)?,
+            hbuf: words(g, FFN1_SLICES * d.filter_channels * cap)?,
             m_p: words(g, c * cap)?,
             logs_p: words(g, c * cap)?,
         })
@@ -80,12 +90,18 @@ impl Encoder {
             ],
         )?;
         let ti = t as i32;
-        let items_qkv = t.div_ceil(32) * (3 * h / 64);
-        let items_ffn = t.div_ceil(16) * (d.filter_channels / 64);
+        // Work items per phase (encoder.cu): attention's QKV projection, (head, 8-query
+        // tile), output projection, LayerNorm; the FFN's two convs (each split in k), LayerNorm.
+        let attn_items = (t.div_ceil(16) * (3 * h / 64))
+            .max(d.n_heads * t.div_ceil(8))
+            .max(t.div_ceil(16) * (h / 64));
+        let ffn_items = (t.div_ceil(16) * (d.filter_channels / 64) * FFN1_SLICES)
+            .max(t.div_ceil(16) * (h / 64) * FFN_SLICES)
+            .max(t.div_ceil(8));
         for (l, e) in w.enc.iter().enumerate() {
             g.launch(
                 &self.attn,
-                self.attn.coop(items_qkv.max(t)),
+                self.attn.coop(attn_items),
                 &[
                     Arg::P(p(&b.x)),
                     Arg::I(ti),
@@ -104,7 +120,7 @@ impl Encoder {
             let last = l + 1 == w.enc.len();
             g.launch(
                 &self.ffn,
-                self.ffn.coop(items_ffn.max(t.div_ceil(8) * (h / 64))),
+                self.ffn.coop(ffn_items),
                 &[
                     Arg::P(p(&b.x)),
                     Arg::I(ti),
