@@ -153,19 +153,15 @@ impl Winograd {
         assert!((1..=8).contains(&m), "F({m}, K): 1 to 8 outputs a tile");
         let (at, g, bt) = toom_cook(m, k);
         let n = m + k - 1;
-        // One plane per task: ≈ 50 M multiply-adds for the voice's packs, made at load.
+        // On the calling thread: a rayon split here, inside a model call whose other workers
+        // spin for its tiles (`team::hot`), hung an engine at its drop in CI.
         let mut v = vec![0.0f32; n * cout * cin];
-        {
-            use rayon::prelude::*;
-            v.par_chunks_mut(cout * cin)
-                .enumerate()
-                .for_each(|(p, plane)| {
-                    let gp = &g[p * k..][..k];
-                    for (dst, taps) in plane.iter_mut().zip(w.data.chunks_exact(k)) {
-                        let s: f64 = gp.iter().zip(taps).map(|(&a, &b)| a * f64::from(b)).sum();
-                        *dst = s as f32;
-                    }
-                });
+        for (p, plane) in v.chunks_exact_mut(cout * cin).enumerate() {
+            let gp = &g[p * k..][..k];
+            for (dst, taps) in plane.iter_mut().zip(w.data.chunks_exact(k)) {
+                let s: f64 = gp.iter().zip(taps).map(|(&a, &b)| a * f64::from(b)).sum();
+                *dst = s as f32;
+            }
         }
         Self {
             m,
@@ -188,12 +184,10 @@ impl Winograd {
         (self.cout, self.cin) = (w.dim(0), w.dim(1));
         let (k, plane) = (self.k, self.cout * self.cin);
         self.v.resize(self.points() * plane, 0.0);
-        use rayon::prelude::*;
         let g = &self.g;
-        self.v
-            .par_chunks_mut(plane)
-            .enumerate()
-            .for_each(|(p, dst)| transform_weights(&g[p * k..][..k], &w.data, dst));
+        for (p, dst) in self.v.chunks_exact_mut(plane).enumerate() {
+            transform_weights(&g[p * k..][..k], &w.data, dst);
+        }
     }
 
     pub fn taps(&self) -> usize {
@@ -313,15 +307,23 @@ pub fn conv1d_auto(
         Some(m) if x.dim(1) >= WINOGRAD_MIN_COLUMNS => {
             // Taken out of the slot for the call (put back after), so a call nested by work
             // stealing finds it empty and makes its own rather than a second borrow.
-            let wg = match TRANSFORMED.take() {
-                Some(mut wg) if wg.m == m && w.shape.len() == 3 && w.dim(2) == wg.k => {
+            // One buffer per (m, K) in use (the encoder's, the flow's, conv_pre's), so the
+            // matrices are made once per thread and a buffer is only refilled.
+            let mut cache = TRANSFORMED.take();
+            let found = cache
+                .iter()
+                .position(|wg| wg.m == m && w.shape.len() == 3 && w.dim(2) == wg.k);
+            let wg = match found {
+                Some(i) => {
+                    let mut wg = cache.swap_remove(i);
                     wg.refill(w);
                     wg
                 }
-                _ => Winograd::new(w, m),
+                None => Winograd::new(w, m),
             };
             let y = conv1d_winograd(x, &wg, bias, pad);
-            TRANSFORMED.set(Some(wg));
+            cache.push(wg);
+            TRANSFORMED.set(cache);
             y
         }
         _ => super::ops::conv1d(x, w, Some(bias), pad, 1),
@@ -332,7 +334,7 @@ thread_local! {
     /// The last weights [`conv1d_auto`] transformed on this thread: kept per voice, the flow's
     /// and the encoder's would take 80 MB (2.36 MB for each of the flow's 16 convolutions,
     /// 3.5 MB for each of the encoder's 12), against 2–4 MB here.
-    static TRANSFORMED: std::cell::Cell<Option<Winograd>> = const { std::cell::Cell::new(None) };
+    static TRANSFORMED: std::cell::Cell<Vec<Winograd>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Input columns below which [`conv1d_auto`] keeps the direct kernel. Measured with
