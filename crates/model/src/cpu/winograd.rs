@@ -1,14 +1,16 @@
-//! Winograd's minimal filtering, F(m, K) (Toom–Cook), for "valid" 1-D convolutions with
-//! dilation 1 and many channels: the flow's WaveNet convolutions (192 → 384, K = 5).
+//! Winograd's minimal filtering, F(m, K) (Toom–Cook), for "valid" 1-D convolutions with many
+//! channels: the encoder's FFN, the flow's WaveNet convolutions (192 → 384, K = 5), the
+//! decoder's conv_pre and its 128-channel ResBlocks (dilated ones as their phases end to end).
 //!
 //! `m` outputs of a K-tap filter come from `n = m + K − 1` products instead of `m·K`:
-//! each channel's input tile is transformed (`Bᵀ`), the weights once per voice (`G`), the
-//! products of the `n` points are `n` channel-mixing GEMMs, and `Aᵀ` folds them back into
-//! `m` outputs. With many channels the GEMMs are all the work, so F(4, 5) does 8/20 of the
-//! direct convolution's multiply-adds. Why here and not everywhere: the transforms are
-//! per channel and the GEMMs per channel pair, so they pay only where channels are many (the
-//! decoder's 32–128-channel, dilated convolutions gain far less), and the interpolation
-//! points ±2, ±½ amplify rounding (measured in the tests: ≤ 1e-6 relative against f64).
+//! each channel's input tile is transformed (`Bᵀ`), the weights (`G`: once per voice for the
+//! decoder, at each call for the others), the products of the `n` points are `n`
+//! channel-mixing GEMMs, and `Aᵀ` folds them back into `m` outputs. With many channels the
+//! GEMMs are all the work, so F(4, 5) does 8/20 of the direct convolution's multiply-adds.
+//! Why not everywhere: the transforms are per channel and the GEMMs per channel pair, so they
+//! pay only where channels are many (the decoder's 32- and 64-channel stages gain nothing or
+//! lose), and the interpolation points ±2, ±½ amplify rounding (measured in the tests: ≤ 1e-6
+//! relative against f64).
 //!
 //! The GEMMs run on the direct kernel with one tap ([`super::direct`]), so the instruction
 //! set dispatch and register tiling are shared.
@@ -190,18 +192,6 @@ impl Winograd {
         }
     }
 
-    pub fn taps(&self) -> usize {
-        self.k
-    }
-
-    pub fn cin(&self) -> usize {
-        self.cin
-    }
-
-    pub fn cout(&self) -> usize {
-        self.cout
-    }
-
     fn points(&self) -> usize {
         self.m + self.k - 1
     }
@@ -305,10 +295,10 @@ pub fn conv1d_auto(
 ) -> Tensor {
     match tile {
         Some(m) if x.dim(1) >= WINOGRAD_MIN_COLUMNS => {
-            // Taken out of the slot for the call (put back after), so a call nested by work
+            // One buffer per (m, K) in use (the encoder's, the flow's, conv_pre's): the
+            // matrices are made once per thread and a buffer is only refilled. The list is
+            // taken out of the slot for the call and put back after, so a call nested by work
             // stealing finds it empty and makes its own rather than a second borrow.
-            // One buffer per (m, K) in use (the encoder's, the flow's, conv_pre's), so the
-            // matrices are made once per thread and a buffer is only refilled.
             let mut cache = TRANSFORMED.take();
             let found = cache
                 .iter()
