@@ -377,10 +377,13 @@ mod x86 {
         }
     }
 
-    /// AVX2: 4 rows × 2 vectors (16 columns) = 8 accumulators, enough for two FMA ports of
-    /// latency 4; 4 × 3 left the compiler 16 live vector registers of the 16 and it spilled
-    /// accumulators in the inner loop (the 10 s sentence on one core: 911 ms, against 748). Leftover rows one at a time; a partial
-    /// last column block on as few vectors as it needs (as in [`conv_avx512`]).
+    /// AVX2: 6 rows × 2 vectors (16 columns) = 12 accumulators, 15 of the 16 vector registers
+    /// with the two input vectors and the broadcast weight (4 × 3 left the compiler all 16 and
+    /// it spilled accumulators: 911 ms against 748 for the 10 s sentence on one core). Two FMA
+    /// ports of latency 4 need 8 chains; 12 leave slack, and on the Zen 3 VM 6 rows ran at
+    /// 0.88–0.98 of 4 rows' time (`avx2_rows_speed`), except at 32 channels (0.97–1.11: the two
+    /// rows left over run on a half-filled tile), which keep 4. Leftover rows in tiles of 4, 2
+    /// and 1; a partial last column block on as few vectors as it needs (as in [`conv_avx512`]).
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn conv_avx2(
         x: *const f32,
@@ -391,24 +394,59 @@ mod x86 {
         os: usize,
         fuse: Fuse,
     ) {
-        let full = d.cout / 4 * 4;
-        let main = ConvDims { cout: full, ..d };
-        for_tiles(main, 4, 16, |co, j, cols| unsafe {
-            let (x, out, f) = (x.add(j), out.add(j), fuse.at(j));
+        if d.cout <= 32 {
+            unsafe { conv_avx2_rows::<4>(x, xs, w, d, out, os, fuse) }
+        } else {
+            unsafe { conv_avx2_rows::<6>(x, xs, w, d, out, os, fuse) }
+        }
+    }
+
+    /// [`conv_avx2`] with register tiles of `R` rows, then the rows left over.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn conv_avx2_rows<const R: usize>(
+        x: *const f32,
+        xs: usize,
+        w: *const f32,
+        d: ConvDims,
+        out: *mut f32,
+        os: usize,
+        fuse: Fuse,
+    ) {
+        let mut done = unsafe { row_blocks::<R>(x, xs, w, d, 0, out, os, fuse) };
+        if R > 4 {
+            done += unsafe { row_blocks::<4>(x, xs, w, d, done, out, os, fuse) };
+        }
+        if R > 2 {
+            done += unsafe { row_blocks::<2>(x, xs, w, d, done, out, os, fuse) };
+        }
+        unsafe { row_blocks::<1>(x, xs, w, d, done, out, os, fuse) };
+    }
+
+    /// Rows `row0..` of the output in whole blocks of `R` rows; returns the rows done.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn row_blocks<const R: usize>(
+        x: *const f32,
+        xs: usize,
+        w: *const f32,
+        d: ConvDims,
+        row0: usize,
+        out: *mut f32,
+        os: usize,
+        fuse: Fuse,
+    ) -> usize {
+        let rows = (d.cout - row0) / R * R;
+        let block = ConvDims { cout: rows, ..d };
+        for_tiles(block, R, 16, |co, j, cols| unsafe {
+            let (x, out, f, co) = (x.add(j), out.add(j), fuse.at(j), row0 + co);
             match cols {
-                16 => tile256::<4, 2, true>(x, xs, w, d, co, out, os, cols, f),
-                ..=8 => tile256::<4, 1, false>(x, xs, w, d, co, out, os, cols, f),
-                _ => tile256::<4, 2, false>(x, xs, w, d, co, out, os, cols, f),
+                16 => tile256::<R, 2, true>(x, xs, w, d, co, out, os, cols, f),
+                ..=8 => tile256::<R, 1, false>(x, xs, w, d, co, out, os, cols, f),
+                _ => tile256::<R, 2, false>(x, xs, w, d, co, out, os, cols, f),
             }
         });
-        let rest = ConvDims {
-            cout: d.cout - full,
-            ..d
-        };
-        for_tiles(rest, 1, 16, |co, j, cols| unsafe {
-            let f = fuse.at(j);
-            tile256::<1, 2, false>(x.add(j), xs, w, d, full + co, out.add(j), os, cols, f)
-        });
+        rows
     }
 
     #[inline(always)]
@@ -552,6 +590,10 @@ mod tests {
             (6, 16, 5, 2, 80),
             (6, 16, 5, 2, 113),
             (3, 8, 3, 1, 20),
+            // Past 32 rows AVX2 takes 6-row tiles, then 4, 2 and 1 for the rows left over.
+            (5, 35, 3, 1, 40),
+            (4, 38, 5, 2, 33),
+            (3, 64, 3, 1, 17),
         ] {
             let d = ConvDims {
                 cin,
@@ -680,6 +722,93 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod avx2_rows_speed {
+    use super::*;
+    use crate::cpu::testutil::lcg;
+
+    /// `cargo test -p hark-model --release avx2_rows_speed -- --ignored --nocapture`: the AVX2
+    /// register tile of 4 rows against 6, alternated run by run (median of the per-pair ratios).
+    #[test]
+    #[ignore]
+    fn avx2_rows_speed() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let n = 320;
+        for &(cin, cout, k) in &[
+            (32, 32, 3),
+            (32, 32, 7),
+            (64, 64, 3),
+            (64, 64, 11),
+            (128, 128, 5),
+            (192, 384, 5),
+        ] {
+            let xs = n + k - 1;
+            let x = lcg(1, cin * xs, 1.0);
+            let w = lcg(2, cout * cin * k, 1.0);
+            let mut out = vec![0.0f32; cout * n];
+            let d = ConvDims {
+                cin,
+                cout,
+                k,
+                dil: 1,
+                n,
+            };
+            let time = |rows: usize, out: &mut [f32]| {
+                let t0 = std::time::Instant::now();
+                for _ in 0..20 {
+                    // SAFETY: the buffers are sized for `d` above.
+                    unsafe {
+                        if rows == 6 {
+                            x86::conv_avx2_rows::<6>(
+                                x.as_ptr(),
+                                xs,
+                                w.as_ptr(),
+                                d,
+                                out.as_mut_ptr(),
+                                n,
+                                Fuse::NONE,
+                            )
+                        } else {
+                            x86::conv_avx2_rows::<4>(
+                                x.as_ptr(),
+                                xs,
+                                w.as_ptr(),
+                                d,
+                                out.as_mut_ptr(),
+                                n,
+                                Fuse::NONE,
+                            )
+                        }
+                    }
+                }
+                t0.elapsed().as_secs_f64() / 20.0
+            };
+            let (mut r, mut t4, mut t6) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..15 {
+                let a = time(4, &mut out);
+                let b = time(6, &mut out);
+                r.push(b / a);
+                t4.push(a);
+                t6.push(b);
+            }
+            for v in [&mut r, &mut t4, &mut t6] {
+                v.sort_by(f64::total_cmp);
+            }
+            let gf = 2.0 * (cin * cout * k * n) as f64 / 1e9;
+            println!(
+                "cin {cin:3} cout {cout:3} K {k:2}: 4 rows {:7.1} µs ({:.0} GFLOP/s), 6 rows {:7.1} µs ({:.0}), ratio {:.3}",
+                t4[7] * 1e6,
+                gf / t4[7],
+                t6[7] * 1e6,
+                gf / t6[7],
+                r[7]
+            );
         }
     }
 }

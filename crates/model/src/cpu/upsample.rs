@@ -253,10 +253,11 @@ impl Stage<'_> {
             sum,
             ..
         } = sc;
-        // Below AVX-512 the transforms are the compiler's loops, and on the decoder's
-        // convolutions they cost what the GEMMs save (`stage_times` with `avx2`: 497 ms
-        // against the direct kernel's 487 for the 963-frame sentence on the Zen 4 VM).
-        let winograd_pays = isa() == Isa::Avx512;
+        // The portable transforms are the compiler's loops, and on the decoder's
+        // convolutions they cost what the GEMMs save (`stage_times` with `avx2` before the
+        // AVX2 transforms: 497 ms against the direct kernel's 487 for the 963-frame sentence
+        // on the Zen 4 VM); AVX2 and AVX-512 have their transforms in registers.
+        let winograd_pays = isa() >= Isa::Avx2;
         for (bi, block) in self.blocks.iter().enumerate() {
             if block.is_empty() {
                 // A block without convolutions passes its input on.
