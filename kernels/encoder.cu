@@ -17,6 +17,41 @@ enc_embed(const int* ids, const float* emb, float* x, int T) {
 }
 #endif
 
+// Phase stamps for scripts/cuda/enc_phases.py (compiled only with HARK_ENC_PROF, never by the
+// app): per launch of enc_attn/enc_ffn, slot 0 the first block's start (min), then per grid
+// barrier p the last block's arrival (2p + 1, max) and block 0's release (2p + 2), slot 15 the
+// last block's end (max), all %globaltimer ns. The host zeroes the rows and sets slot 0 to ~0.
+#if defined(HARK_ENC_PROF) && !defined(HARK_PERSISTENT_MODULE)
+#define PROF_ROWS 64
+#define PROF_SLOTS 16
+__device__ unsigned long long enc_prof[PROF_ROWS * PROF_SLOTS];
+__device__ unsigned enc_prof_seq;
+__device__ __forceinline__ unsigned long long prof_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#define PROF_BEGIN                                                                             \
+    unsigned long long* prof_row =                                                            \
+        enc_prof + (size_t)(*(volatile unsigned*)&enc_prof_seq % PROF_ROWS) * PROF_SLOTS;     \
+    if (threadIdx.x == 0) atomicMin(prof_row, prof_now());
+#define PROF_SYNC(g, p)                                                                        \
+    __syncthreads();                                                                           \
+    if (threadIdx.x == 0) atomicMax(prof_row + 2 * (p) + 1, prof_now());                       \
+    grid_sync(g);                                                                              \
+    if (threadIdx.x == 0 && (g).b == 0) prof_row[2 * (p) + 2] = prof_now();
+#define PROF_END                                                                               \
+    __syncthreads();                                                                           \
+    if (threadIdx.x == 0) {                                                                    \
+        atomicMax(prof_row + PROF_SLOTS - 1, prof_now());                                      \
+        if (g.b == 0) atomicAdd(&enc_prof_seq, 1u);                                            \
+    }
+#else
+#define PROF_BEGIN
+#define PROF_SYNC(g, p) grid_sync(g);
+#define PROF_END
+#endif
+
 #define QKV_TC 16   // columns per phase-1 work item
 #define QKV_RG 64   // rows per phase-1 work item
 #define ATT_TQ 8    // queries per phase-2 work item (one head)
@@ -32,6 +67,7 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
                          const float* ek, const float* ev, const float* wo, const float* bo,
                          const float* gamma, const float* beta, float* qkv) {
     float* sm = dsm;
+    PROF_BEGIN
     // Phase 1: qkv = Wqkv x + b (1x1 convs), in (column tile, row group) items.
     int ntile = (T + QKV_TC - 1) / QKV_TC, ngroup = 3 * H / QKV_RG;
     for (int item = g.b; item < ntile * ngroup; item += g.nb) {
@@ -46,7 +82,7 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
         conv_smem(sm, QKV_TC, H, wqkv + (size_t)r0 * H, bqkv + r0, 1, 1, QKV_RG, nc,
                   [&](int r, int col, float v) { qkv[(size_t)(r0 + r) * T + t0 + col] = v; }, 1.f, wsm);
     }
-    grid_sync(g);
+    PROF_SYNC(g, 0)
 
     // Phase 2: one (head, tile of ATT_TQ queries) per item. Keys in chunks of ATT_JC with
     // an online softmax (running max and sum per query), V of the chunk staged in shared
@@ -63,11 +99,22 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
     float* lrow = mrow + ATT_TQ;           // ATT_TQ running sum
     float* srow = lrow + ATT_TQ;           // ATT_TQ rescale of this chunk
     float* vs = srow + ATT_TQ;             // KCH * VLD
+    float* eks = vs + KCH * VLD;           // NREL * KCH: ek, staged once per phase
+    float* evs = eks + NREL * KCH;         // NREL * KCH: ev
     const float inv = 1.f / sqrtf((float)KCH);
     const float* kk = qkv + (size_t)H * T;
     const float* vv = qkv + (size_t)2 * H * T;
     const int nqt = (T + ATT_TQ - 1) / ATT_TQ;
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // The relative-position tables come from shared memory: read from global memory in the
+    // loops below, each warp's dot products waited on L2 one after another. (The item loop's
+    // first barrier orders these writes before any read.)
+    if (g.b < NHEADS * nqt) {
+        for (int e = threadIdx.x; e < NREL * KCH; e += NT) {
+            eks[e] = ek[e];
+            evs[e] = ev[e];
+        }
+    }
     for (int item = g.b; item < NHEADS * nqt; item += g.nb) {
         const int h = item % NHEADS, i0 = (item / NHEADS) * ATT_TQ;
         const float* kh = kk + (size_t)h * KCH * T;
@@ -85,7 +132,7 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
         for (int d = w; d < ATT_TQ * NREL; d += NWARP) {
             int qi = d / NREL, r = d % NREL;
             float s = 0.f;
-            for (int c = lane; c < KCH; c += 32) s += qs[c * ATT_TQ + qi] * ek[r * KCH + c];
+            for (int c = lane; c < KCH; c += 32) s += qs[c * ATT_TQ + qi] * eks[r * KCH + c];
             s = warp_sum(s);
             if (lane == 0) rel[d] = s;
         }
@@ -105,7 +152,9 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
 #pragma unroll
                 for (int q = 0; q < QPT; ++q) s[q] = 0.f;
                 if (jg < T) {
-#pragma unroll 8
+                    // 32 loads of K in flight per thread (was 8): the loop waited on L2 12
+                    // times per chunk; each s[q] still sums over c in order.
+#pragma unroll 32
                     for (int c = 0; c < KCH; ++c) {
                         float kv = kh[(size_t)c * T + jg];
 #pragma unroll
@@ -134,6 +183,9 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
                     sum += e;
                 }
                 sum = warp_sum(sum);
+                // Every lane has read mrow[qi] (above) before lane 0 writes it: a shuffle
+                // orders no memory, so racecheck saw a hazard here.
+                __syncwarp();
                 if (lane == 0) {
                     float sc = expf(mo - mn);
                     srow[qi] = sc;
@@ -154,7 +206,7 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
                     for (int j = 0; j < jn; ++j) a += pr[j] * vr[j];
                     for (int r = 0; r < NREL; ++r) {
                         int j = i0 + qi + r - WIN - j0;
-                        if (j >= 0 && j < jn) a += pr[j] * ev[r * KCH + c];
+                        if (j >= 0 && j < jn) a += pr[j] * evs[r * KCH + c];
                     }
                     acc[k] = a;
                 }
@@ -170,7 +222,7 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
             }
         }
     }
-    grid_sync(g);
+    PROF_SYNC(g, 1)
 
     // Phase 3: y = x + W_o att + b_o into the k rows of qkv, in (column tile, 64-row group)
     // items.
@@ -192,7 +244,7 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
                   },
                   1.f, wsm);
     }
-    grid_sync(g);
+    PROF_SYNC(g, 2)
 
     // Phase 4: LayerNorm per column into x.
     float* ys = sm;  // H * LN_TC
@@ -210,6 +262,7 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
             if (col < nc) x[(size_t)r * T + t0 + col] = ys[i];
         }
     }
+    PROF_END
 }
 
 #ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel
@@ -238,6 +291,7 @@ STAGE void enc_ffn_body(Grid g, float* x, int T, const float* w1, const float* b
                         float* hbuf, float* ybuf, const float* proj_w, const float* proj_b,
                         float* m_p, float* logs_p) {
     float* sm = dsm;
+    PROF_BEGIN
     const int pad = (FFN_K - 1) / 2;
     const int ld1 = FFN_TC1 + FFN_K - 1;
     // Phase 1: slice s of conv1(x) (input channels s*HS..) into hbuf + s*FFN_F*T, before
@@ -262,7 +316,7 @@ STAGE void enc_ffn_body(Grid g, float* x, int T, const float* w1, const float* b
                   [&](int r, int col, float v) { ho[(size_t)(r0 + r) * T + t0 + col] = v; },
                   1.f, wsm, H * FFN_K);
     }
-    grid_sync(g);
+    PROF_SYNC(g, 0)
 
     // Phase 2a: slice s of conv2(h) (input channels s*FS..) into ybuf + s*H*T, in (column
     // tile, 64-row group, slice) items; slice 0 carries the bias.
@@ -293,7 +347,7 @@ STAGE void enc_ffn_body(Grid g, float* x, int T, const float* w1, const float* b
                   [&](int r, int col, float v) { yo[(size_t)(r0 + r) * T + t0 + col] = v; },
                   1.f, wsm, FFN_F * FFN_K);
     }
-    grid_sync(g);
+    PROF_SYNC(g, 1)
     // Phase 2b: LayerNorm per column (and the projection to m_p, logs_p after the last layer).
     float* ys = sm;  // H * FFN_TC3
     for (int t0 = g.b * FFN_TC3; t0 < T; t0 += g.nb * FFN_TC3) {
@@ -326,6 +380,7 @@ STAGE void enc_ffn_body(Grid g, float* x, int T, const float* w1, const float* b
                       1.f, wsm);
         }
     }
+    PROF_END
 }
 
 #ifndef HARK_PERSISTENT_MODULE  // the graph path's kernel

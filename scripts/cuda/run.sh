@@ -3,11 +3,13 @@
 # bundle and any *.onnx.xz, is $B): what $STEPS names, in order. A voice carried as ONNX is
 # imported first and is also onnxruntime's model in the benchmark.
 set -uo pipefail
-H=/tmp/h
+# RUN_DIR and RUN_LOG let two instances run side by side (e.g. parity next to sanitize), each
+# with its own unpacked bundle, kernel cache and log in $OUT.
+H=${RUN_DIR:-/tmp/h}
 B=${B:-$PWD}
 mkdir -p "$H" && tar -C "$H" -xJf "$B/bundle.tar.xz"
 cd "$H"
-exec > >(tee -a "$OUT/log.txt") 2>&1
+exec > >(tee -a "$OUT/${RUN_LOG:-log.txt}") 2>&1
 echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 for f in lib/*; do n=$(basename "$f"); ldconfig -p | grep -q "$n (" && rm "$f"; done
 echo "carried libs: $(ls lib | tr '\n' ' ')"
@@ -26,6 +28,12 @@ S="The quick brown fox jumps over the lazy dog, while the old farmer watches fro
 for step in ${STEPS:-parity speak}; do
   case $step in
   parity)
+    # The tests' text front end looks for espeak-ng's data in the build machine's build folder
+    # (its path is compiled into the binary): give it the bundle's there.
+    E=$(grep -aoE '/[[:alnum:]_./+-]*/target/release/build' bin/gpu_parity | head -1)
+    if [ -n "$E" ] && ! ls -d "$E"/espeak-rs-sys-*/out/share/espeak-ng-data > /dev/null 2>&1; then
+      mkdir -p "$E/espeak-rs-sys-bundle/out/share" && ln -s "$H/espeak-ng-data" "$E/espeak-rs-sys-bundle/out/share/espeak-ng-data"
+    fi
     # bin/gpu_parity is the `parity` test binary: the backend table (backend_ops::<family>),
     # the focused kernel and persistent-engine tests, the CPU oracle tests (skipped here).
     # The table's whole-chunk cases on the voice run both precisions themselves.
@@ -91,8 +99,10 @@ PY
     HARK_CUDA_WARMUP=0 timeout 60 compute-sanitizer --tool memcheck bin/hark speak --backend cuda --out m.wav "$T" 2>&1 | grep -E "=====|rror" | tail -30
     echo "== compute-sanitizer racecheck, whole pipeline (hark speak)"
     HARK_CUDA_WARMUP=0 timeout ${RACE_S:-120} compute-sanitizer --tool racecheck bin/hark speak --backend cuda --out r.wav "$T" 2>&1 | grep -E "=====|rror" | tail -30
+    echo "== compute-sanitizer synccheck, whole pipeline (hark speak)"
+    HARK_CUDA_WARMUP=0 timeout ${SYNC_S:-120} compute-sanitizer --tool synccheck bin/hark speak --backend cuda --out s.wav "$T" 2>&1 | grep -E "=====|rror" | tail -30
     echo "== compute-sanitizer racecheck, the kernel tests on their smaller sizes"
-    HARK_PARITY_QUICK=1 timeout 50 compute-sanitizer --tool racecheck bin/gpu_parity --test-threads=1 conv_core backend_ops::flow backend_ops::decoder 2>&1 | grep -E "=====|test result|panicked|FAIL" | tail -30 ;;
+    HARK_PARITY_QUICK=1 timeout ${RACE_T_S:-50} compute-sanitizer --tool racecheck bin/gpu_parity --test-threads=1 conv_core backend_ops::encoder backend_ops::flow backend_ops::decoder 2>&1 | grep -E "=====|test result|panicked|FAIL" | tail -30 ;;
   speechd)
     # sd_hark (issue 13) over its pipes as speech-dispatcher drives it, on a simulated
     # device, with HarkBackend cuda: INIT, a SPEAK with a mark, CHARs, STOP, QUIT. Then the
@@ -123,6 +133,21 @@ PY
     # median of PERF_RUNS runs after the checked one; a table per family at its end.
     echo "== backend ops, perf mode"
     HARK_BACKEND_PERF=${PERF_RUNS:-10} timeout ${PERF_S:-300} bin/gpu_parity --test-threads=1 --nocapture backend_ops ;;
+  abbench)
+    # Issue 17: the graph path of an earlier build ($B/hark-base.xz, its commit in
+    # hark-base.commit) and this one, interleaved AB_ROUNDS times in one call.
+    [ -f "$B/hark-base.xz" ] && xz -dc "$B/hark-base.xz" > bin/hark-base && chmod +x bin/hark-base
+    for i in $(seq ${AB_ROUNDS:-2}); do
+      for b in hark-base hark; do
+        [ -x bin/$b ] || continue
+        echo "== bench $b (round $i), $(date -u +%T)"
+        timeout ${AB_S:-120} bin/$b bench --backend cuda --engine graph --no-ort --cpu-runs 0
+      done
+    done ;;
+  anchor)
+    # The PyTorch anchor (../shared/anchors, carried as $B/anchors), fp16 torch.compile.
+    echo "== anchor, $(date -u +%T)"
+    (cd "$B/anchors" && timeout ${ANCHOR_S:-240} python3 torch_vits.py --bench synthetic --fixtures fixtures --compile) ;;
   pspeak)
     echo "== speak, both engines"
     timeout 60 bin/hark -v speak --backend cuda --engine graph --format f32 --out graph.wav "$S"

@@ -14,6 +14,20 @@ use hark_voice::ModelDims;
 /// Dynamic shared memory of the attention kernel; bounds the tokens per utterance.
 pub(crate) const ATTN_SMEM: usize = 96 * 1024;
 
+/// Bytes of dynamic shared memory `enc_attn` uses (encoder.cu): the most of its phases. Phase 2
+/// holds the query tile, its relative-position scores, the chunk's scores, three per-query
+/// rows, the chunk's V (padded) and both relative-position tables (`ek`, `ev`).
+#[cfg(test)]
+fn attn_smem_used(d: &ModelDims) -> usize {
+    const TQ: usize = 8; // ATT_TQ
+    const JC: usize = 128; // ATT_JC
+    let (h, kch) = (d.hidden_channels, d.hidden_channels / d.n_heads);
+    let nrel = 2 * d.window_size + 1;
+    let phase2 = kch * TQ + TQ * nrel + TQ * JC + 3 * TQ + kch * (JC + 1) + 2 * nrel * kch;
+    let phase13 = h * 16; // QKV_TC, OUT_TC columns of x
+    phase2.max(phase13) * 4
+}
+
 /// The FFN's second conv runs as this many k slices (`FFN_S` in encoder.cu); their partial
 /// sums fill the `qkv` scratch ([3H, T]).
 const FFN_SLICES: usize = 3;
@@ -141,5 +155,20 @@ impl Encoder {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_attention_kernel_fits_its_shared_memory() {
+        let d = ModelDims::piper_medium();
+        assert!(
+            attn_smem_used(&d) <= ATTN_SMEM,
+            "{} > {ATTN_SMEM}",
+            attn_smem_used(&d)
+        );
     }
 }
