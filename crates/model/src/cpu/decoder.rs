@@ -217,7 +217,6 @@ fn stage_weights<'a>(
         ups_b: ub,
         blocks,
         slope: LRELU_SLOPE,
-        cancel: NEVER,
     })
 }
 
@@ -324,8 +323,7 @@ pub fn decode_cols_packed(
             .get(stage)
             .ok_or_else(|| ModelError::Input(format!("decoder packs lack stage {stage}")))?;
         let wino = packs.res.get(stage).map(Vec::as_slice);
-        let mut sw = stage_weights(w, d, stage, ups, wino, &x)?;
-        sw.cancel = cancel;
+        let sw = stage_weights(w, d, stage, ups, wino, &x)?;
         // The last stage hands out conv_post's samples; the others their activations.
         if stage + 1 == n {
             y = sw.run_post(&x, &post, None);
@@ -336,8 +334,6 @@ pub fn decode_cols_packed(
         at = at.start * rate..at.end * rate;
         per_frame *= rate;
     }
-    // A stop during the last stage left zeros in some of its tiles.
-    check_cancel(cancel)?;
     let from = keep.start * per_frame - at.start;
     y.drain(..from);
     y.truncate(keep.len() * per_frame);
@@ -637,58 +633,6 @@ mod tests {
             );
         }
         assert!(decode_cols(&w, &d, &z, 5..5, NEVER).is_err());
-        // Asked before every stage and every tile: a stop at any of those points is an
-        // error, never audio with the skipped tiles' zeros in it.
-        let asked = std::sync::atomic::AtomicUsize::new(0);
-        let count = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == usize::MAX;
-        let whole = decode_cols(&w, &d, &z, 20..37, &count).unwrap();
-        let points = asked.load(std::sync::atomic::Ordering::Relaxed);
-        assert!(points > 4, "asked {points} times");
-        for after in 0..points {
-            let asked = std::sync::atomic::AtomicUsize::new(0);
-            let cancel = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= after;
-            let r = decode_cols(&w, &d, &z, 20..37, &cancel);
-            assert!(
-                matches!(r, Err(ModelError::Cancelled)),
-                "after {after} of {points}"
-            );
-        }
-        assert_eq!(whole, decode_cols(&w, &d, &z, 20..37, NEVER).unwrap());
-    }
-
-    /// A stage whose stop comes between its tiles leaves the tiles already done as they are
-    /// and zeros after them (the caller drops it; see `decoding_columns_equals_…`).
-    #[test]
-    fn a_stage_stopped_between_tiles_skips_the_rest() {
-        let d = tiny_dims();
-        let w = random_weights(&d, 27);
-        let stage = 1;
-        let x = random_tensor(12, &[d.upsample_initial_channel >> stage, 40], 1.0);
-        let ups = stage_pack(&w, &d, stage).unwrap();
-        let mut sw = stage_weights(&w, &d, stage, &ups, None, &x).unwrap();
-        let full = sw.run(&x, Some(16));
-        let asked = std::sync::atomic::AtomicUsize::new(0);
-        let cancel = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 2;
-        sw.cancel = &cancel;
-        // One thread, so the tiles run in order.
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let got = pool.install(|| sw.run(&x, Some(16)));
-        let t = full.dim(1);
-        assert!(t > 32, "{t} columns: want three tiles at least");
-        for c in 0..full.dim(0) {
-            assert_eq!(
-                &got.row(c)[..32],
-                &full.row(c)[..32],
-                "row {c}: the tiles done"
-            );
-            assert!(
-                got.row(c)[32..].iter().all(|&v| v == 0.0),
-                "row {c}: the rest"
-            );
-        }
     }
 
     /// The last stage with conv_post fused into its tiles equals the stage, then LeakyReLU and

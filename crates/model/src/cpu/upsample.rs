@@ -6,7 +6,6 @@
 //! Numerically the same operations in the same order as the unfused stage: columns outside
 //! the sequence are zeroed between convolutions exactly as zero padding would see them.
 
-use super::CancelFn;
 use super::direct::{ActOut, ConvDims, Init, conv_valid_fused, lrelu};
 use super::isa::{Isa, isa};
 use super::polyphase::{PolyScratch, Polyphase};
@@ -29,11 +28,6 @@ pub(crate) struct Stage<'a> {
     pub ups_b: &'a Tensor,
     pub blocks: Vec<Vec<ResConv<'a>>>,
     pub slope: f32,
-    /// Asked before each tile: once it says yes the remaining tiles write zeros instead of
-    /// computing, so a stop waits for the tiles in flight rather than for the whole stage (a
-    /// large streaming step's last stage took ~15 ms on the Zen 3 VM). The caller must check
-    /// it after the stage and drop the result.
-    pub cancel: CancelFn<'a>,
 }
 
 #[derive(Default)]
@@ -106,13 +100,6 @@ impl Stage<'_> {
         let dst = out.out();
         let blocks = self.blocks.len() as f32;
         for_each_tile(t_out, plan.tile, plan.macs, |a, b, sc: &mut Scratch| {
-            if (self.cancel)() {
-                for co in 0..c {
-                    // SAFETY: as below; zeros keep every element written.
-                    unsafe { dst.cols(co, t_out, a, b - a).fill(0.0) };
-                }
-                return;
-            }
             self.tile(x, t_out, plan.hs, a, b, sc);
             for co in 0..c {
                 let src = &sc.sum[co * (b - a)..(co + 1) * (b - a)];
@@ -146,11 +133,6 @@ impl Stage<'_> {
         let blocks = self.blocks.len() as f32;
         let bias = post.b.map_or(0.0, |b| b.data[0]);
         for_each_tile(t_out, plan.tile, plan.macs, |a, b, sc: &mut PostScratch| {
-            if (self.cancel)() {
-                // SAFETY: as below; zeros keep every sample written.
-                unsafe { dst.cols(0, t_out, a, b - a).fill(0.0) };
-                return;
-            }
             // The stage on [a0, b0) ⊇ [a − hp, b + hp) ∩ [0, t_out).
             let (a0, b0) = (a.saturating_sub(ext), (b + ext).min(t_out));
             let n0 = b0 - a0;
