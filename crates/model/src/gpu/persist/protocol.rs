@@ -509,7 +509,7 @@ mod tests {
         sh.ctl(ctl::STATE).store(1, Ordering::Release);
         loop {
             beat += 1;
-            sh.ctl(ctl::BEAT).store(beat, Ordering::Relaxed);
+            sh.ctl(ctl::BEAT).store(beat, Ordering::Release);
             if c(ctl::SHUTDOWN) != 0 {
                 break;
             }
@@ -701,6 +701,23 @@ mod tests {
         with_device(|h, _| {
             h.begin(&ids(40), &[0.0; 80], 1.0, 0.0, None).unwrap();
             h.set_paused(true);
+            // A chunk the device had begun before it saw the pause still lands: wait two of
+            // its loop turns, so that the count is read after any chunk in flight.
+            let beat = h.sh.ctl(ctl::BEAT).load(Ordering::Acquire);
+            let t0 = Instant::now();
+            while h
+                .sh
+                .ctl(ctl::BEAT)
+                .load(Ordering::Acquire)
+                .wrapping_sub(beat)
+                < 2
+            {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(5),
+                    "the device stopped looping"
+                );
+                std::thread::yield_now();
+            }
             let before = h.sh.ctl(ctl::PRODUCED).load(Ordering::Acquire);
             std::thread::sleep(Duration::from_millis(50));
             assert_eq!(h.sh.ctl(ctl::PRODUCED).load(Ordering::Acquire), before);
