@@ -294,7 +294,7 @@ pub fn conv1d_auto(
     pad: usize,
 ) -> Tensor {
     match tile {
-        Some(m) if x.dim(1) >= WINOGRAD_MIN_COLUMNS => {
+        Some(m) if x.dim(1) >= winograd_min_columns() => {
             // One buffer per (m, K) in use (the encoder's, the flow's, conv_pre's): the
             // matrices are made once per thread and a buffer is only refilled. The list is
             // taken out of the slot for the call and put back after, so a call nested by work
@@ -332,6 +332,22 @@ thread_local! {
 /// and 11.6 direct on one thread (7.1 direct, 9.5 Winograd on two), while the encoder of
 /// 233 ids took 16.1–17.0 ms on Winograd and 18.6 direct on two threads.
 const WINOGRAD_MIN_COLUMNS: usize = 128;
+
+/// The same on more than one thread. The weight transform ([`Winograd::refill`], 0.45–0.58 ms
+/// for one of the flow's convolutions, bound by writing its 2.4 MB) runs on the calling
+/// thread while the direct kernel's work is split over both cores, so Winograd pays later:
+/// on the Emerald Rapids VM (`stage_times`, 2 threads, interleaved) the first clause's flow
+/// (242 frames, ~300 columns with context) took 24–39 ms on Winograd and 20–27 direct, the
+/// whole sentence's (849 frames) 71.5 against 79.3, and its encoder (407 ids) 45.2 against 42.0.
+const WINOGRAD_MIN_COLUMNS_PARALLEL: usize = 512;
+
+fn winograd_min_columns() -> usize {
+    if rayon::current_num_threads() > 1 {
+        WINOGRAD_MIN_COLUMNS_PARALLEL
+    } else {
+        WINOGRAD_MIN_COLUMNS
+    }
+}
 
 /// [`super::ops::conv1d`] (stride 1, dilation 1, "same"-style zero padding `pad`, bias) with
 /// the weights of `wg`: `x [Cin, T]` → `[Cout, T + 2·pad − (K − 1)]`, tiles of output columns
