@@ -17,7 +17,7 @@
 
 use super::direct::{ActOut, ConvDims, Init, conv_valid_acc_raw, lrelu};
 use super::isa::{Isa, isa};
-use super::tiles::{PARALLEL_MACS, Unfilled, for_each_tile, padded_block_of};
+use super::tiles::{PARALLEL_MACS, padded_block_of};
 use hark_voice::tensor::Tensor;
 
 /// Tiles (of `m` outputs) per chunk: one AVX-512 register tile's width, so each GEMM is
@@ -177,18 +177,16 @@ impl Winograd {
         }
     }
 
-    /// Transforms `w` (of the same K; any channels) into this one's buffer, in f32.
-    fn refill(&mut self, w: &Tensor) {
-        assert!(
-            w.shape.len() == 3 && w.dim(2) == self.k,
-            "winograd refill shape"
-        );
-        (self.cout, self.cin) = (w.dim(0), w.dim(1));
-        let (k, plane) = (self.k, self.cout * self.cin);
+    /// Transforms `w` (`[cout, cin, K]` row-major, of the same K; any channels) into this
+    /// one's buffer, in f32.
+    fn refill_rows(&mut self, w: &[f32], cout: usize, cin: usize) {
+        assert_eq!(w.len(), cout * cin * self.k, "winograd refill shape");
+        (self.cout, self.cin) = (cout, cin);
+        let (k, plane) = (self.k, cout * cin);
         self.v.resize(self.points() * plane, 0.0);
         let g = &self.g;
         for (p, dst) in self.v.chunks_exact_mut(plane).enumerate() {
-            transform_weights(&g[p * k..][..k], &w.data, dst);
+            transform_weights(&g[p * k..][..k], w, dst);
         }
     }
 
@@ -294,28 +292,7 @@ pub fn conv1d_auto(
     pad: usize,
 ) -> Tensor {
     match tile {
-        Some(m) if x.dim(1) >= winograd_min_columns() => {
-            // One buffer per (m, K) in use (the encoder's, the flow's, conv_pre's): the
-            // matrices are made once per thread and a buffer is only refilled. The list is
-            // taken out of the slot for the call and put back after, so a call nested by work
-            // stealing finds it empty and makes its own rather than a second borrow.
-            let mut cache = TRANSFORMED.take();
-            let found = cache
-                .iter()
-                .position(|wg| wg.m == m && w.shape.len() == 3 && w.dim(2) == wg.k);
-            let wg = match found {
-                Some(i) => {
-                    let mut wg = cache.swap_remove(i);
-                    wg.refill(w);
-                    wg
-                }
-                None => Winograd::new(w, m),
-            };
-            let y = conv1d_winograd(x, &wg, bias, pad);
-            cache.push(wg);
-            TRANSFORMED.set(cache);
-            y
-        }
+        Some(m) if x.dim(1) >= WINOGRAD_MIN_COLUMNS => conv1d_winograd_rows(x, w, m, bias, pad),
         _ => super::ops::conv1d(x, w, Some(bias), pad, 1),
     }
 }
@@ -330,35 +307,33 @@ thread_local! {
 /// Input columns below which [`conv1d_auto`] keeps the direct kernel. Measured with
 /// `stage_times` on the Zen 4 VM: the flow of a 72-frame sentence took 13.7 ms on Winograd
 /// and 11.6 direct on one thread (7.1 direct, 9.5 Winograd on two), while the encoder of
-/// 233 ids took 16.1–17.0 ms on Winograd and 18.6 direct on two threads.
+/// 233 ids took 16.1–17.0 ms on Winograd and 18.6 direct on two threads. With the rows split
+/// between the threads ([`conv1d_winograd_rows`]) Winograd is at least as fast as the direct
+/// kernel on two threads from 111 columns on (`row_split_speed`, Emerald Rapids VM), so the
+/// same bound holds at any thread count.
 const WINOGRAD_MIN_COLUMNS: usize = 128;
 
-/// The same on more than one thread. The weight transform ([`Winograd::refill`], 0.45–0.58 ms
-/// for one of the flow's convolutions, bound by writing its 2.4 MB) runs on the calling
-/// thread while the direct kernel's work is split over both cores, so Winograd pays later:
-/// on the Emerald Rapids VM (`stage_times`, 2 threads, interleaved) the first clause's flow
-/// (242 frames, ~300 columns with context) took 24–39 ms on Winograd and 20–27 direct, the
-/// whole sentence's (849 frames) 71.5 against 79.3, and its encoder (407 ids) 45.2 against 42.0.
-const WINOGRAD_MIN_COLUMNS_PARALLEL: usize = 512;
-
-fn winograd_min_columns() -> usize {
-    if rayon::current_num_threads() > 1 {
-        WINOGRAD_MIN_COLUMNS_PARALLEL
-    } else {
-        WINOGRAD_MIN_COLUMNS
-    }
-}
-
-/// [`super::ops::conv1d`] (stride 1, dilation 1, "same"-style zero padding `pad`, bias) with
-/// the weights of `wg`: `x [Cin, T]` → `[Cout, T + 2·pad − (K − 1)]`, tiles of output columns
-/// on the rayon pool.
-pub fn conv1d_winograd(x: &Tensor, wg: &Winograd, bias: &Tensor, pad: usize) -> Tensor {
+/// [`conv1d_auto`]'s Winograd path (stride 1, dilation 1, zero padding `pad`, bias):
+/// `x [Cin, T]` → `[Cout, T + 2·pad − (K − 1)]`, the output rows split between the threads.
+/// Each part transforms only its own rows' weights, into its thread's buffer
+/// ([`TRANSFORMED`]), then runs every column in tiles of at most 8 vectors of 16 tiles. Split
+/// by columns every part needs all the weights, so their transform (0.45–0.58 ms for one of
+/// the flow's convolutions, bound by writing its 2.4 MB) ran on one thread while the other
+/// waited; by rows it is shared, and the parts are equal however the columns fall. What a
+/// part repeats is the input transform, `n / rows` of its products (4 % for the flow).
+fn conv1d_winograd_rows(x: &Tensor, w: &Tensor, m: usize, bias: &Tensor, pad: usize) -> Tensor {
     let (cin, t) = (x.dim(0), x.dim(1));
-    let (cout, k) = (wg.cout, wg.k);
+    assert!(
+        w.shape.len() == 3,
+        "winograd conv: weight shape {:?}",
+        w.shape
+    );
+    let (cout, k) = (w.dim(0), w.dim(2));
     assert_eq!(
-        cin, wg.cin,
+        w.dim(1),
+        cin,
         "winograd conv: input has {cin} channels, weight expects {}",
-        wg.cin
+        w.dim(1)
     );
     assert_eq!(
         bias.len(),
@@ -367,46 +342,54 @@ pub fn conv1d_winograd(x: &Tensor, wg: &Winograd, bias: &Tensor, pad: usize) -> 
     );
     assert!(t + 2 * pad >= k - 1, "winograd conv: input too short");
     let t_out = t + 2 * pad - (k - 1);
-    if t_out == 0 {
-        return Tensor::zeros(vec![cout, 0]);
+    if t_out == 0 || cout == 0 {
+        return Tensor::zeros(vec![cout, t_out]);
     }
-    // Tiles are whole 16-tile vectors; as many as the threads (one each, so both cores
-    // finish together), more only when a tile's scratch would outgrow L2.
-    let unit = 16 * wg.m;
-    let units = t_out.div_ceil(unit);
     let macs = cout * cin * k * t_out;
-    let th = if macs >= PARALLEL_MACS {
-        rayon::current_num_threads().max(1)
+    let parts = if macs >= PARALLEL_MACS {
+        rayon::current_num_threads().clamp(1, cout)
     } else {
         1
     };
-    let tiles = units.div_ceil(8).max(th).div_ceil(th) * th;
-    let tile = units.div_ceil(tiles) * unit;
-    let mut out = Unfilled::new(vec![cout, t_out]);
-    let dst = out.out();
-    for_each_tile(t_out, tile, macs, |o0, o1, _: &mut ()| {
+    let rows = cout.div_ceil(parts);
+    let unit = 16 * m;
+    let units = t_out.div_ceil(unit);
+    let tile = units.div_ceil(units.div_ceil(8)) * unit;
+    let part = |r0: usize, dst: &mut [f32]| {
+        let rc = dst.len() / t_out;
+        for (row, &b) in dst.chunks_exact_mut(t_out).zip(&bias.data[r0..r0 + rc]) {
+            row.fill(b);
+        }
+        // One buffer per (m, K) in use (the encoder's, the flow's, conv_pre's), made once per
+        // thread and then only refilled. Taken out of the slot for the part and put back
+        // after, so a part nested by work stealing would make its own, not borrow it twice.
+        let mut cache = TRANSFORMED.take();
+        let mut wg = match cache.iter().position(|wg| wg.m == m && wg.k == k) {
+            Some(i) => cache.swap_remove(i),
+            None => Winograd::new(&Tensor::zeros(vec![1, 1, k]), m),
+        };
+        wg.refill_rows(&w.data[r0 * cin * k..(r0 + rc) * cin * k], rc, cin);
         with_scratch(|sc| {
-            let n = o1 - o0;
-            let in_cols = n + k - 1;
-            padded_block_of(x, o0 as isize - pad as isize, in_cols, None, &mut sc.gather);
-            // The tile's own [cout, n] result (copied out below: the output's other
-            // columns belong to other threads), started from the bias.
-            sc.prod.clear();
-            for &b in &bias.data {
-                sc.prod.extend(std::iter::repeat_n(b, n));
+            for o0 in (0..t_out).step_by(tile) {
+                let n = tile.min(t_out - o0);
+                let in_cols = n + k - 1;
+                padded_block_of(x, o0 as isize - pad as isize, in_cols, None, &mut sc.gather);
+                wg.acc(&sc.gather, in_cols, n, &mut dst[o0..], t_out, &mut sc.wino);
             }
-            wg.acc(&sc.gather, in_cols, n, &mut sc.prod, n, &mut sc.wino);
-            for (co, src) in sc.prod.chunks_exact(n).enumerate() {
-                // SAFETY: columns [o0, o1) of row `co` are inside the buffer and this
-                // tile's alone; copied through the pointer, as not initialised yet.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(src.as_ptr(), dst.ptr().add(co * t_out + o0), n)
-                };
-            }
-        })
-    });
-    // SAFETY: the tiles cover [0, t_out); each filled every row's columns before adding.
-    unsafe { out.finish() }
+        });
+        cache.push(wg);
+        TRANSFORMED.set(cache);
+    };
+    let mut out = vec![0.0f32; cout * t_out];
+    if parts > 1 {
+        use rayon::prelude::*;
+        out.par_chunks_mut(rows * t_out)
+            .enumerate()
+            .for_each(|(i, dst)| part(i * rows, dst));
+    } else {
+        part(0, &mut out);
+    }
+    Tensor::new(vec![cout, t_out], out)
 }
 
 /// Outputs per tile for a K-tap filter: the most of 4 or 2 whose F(m, K) needs at most the
@@ -415,7 +398,7 @@ pub fn tile_outputs(k: usize) -> Option<usize> {
     [4, 2].into_iter().find(|&m| m + k - 1 <= 8)
 }
 
-/// Per-thread buffers of [`conv_valid_fused_winograd`] and [`conv1d_winograd`].
+/// Per-thread buffers of [`conv_valid_fused_winograd`] and [`conv1d_winograd_rows`].
 #[derive(Default)]
 pub(crate) struct FusedScratch {
     gather: Vec<f32>,
@@ -1287,6 +1270,135 @@ mod tests {
                 e < 2e-6,
                 "cin {cin} cout {cout} F({m},{k}) n {n_out}: rel L2 {e}"
             );
+        }
+    }
+
+    /// The Winograd path split by output rows (each thread transforms its rows' weights)
+    /// against the split it replaced (by columns, the weights transformed first on the calling
+    /// thread) and against the direct kernel, on both threads of a pool, interleaved in one
+    /// process: the encoder's and the flow's shapes at a clause's and a sentence's lengths.
+    #[test]
+    #[ignore]
+    fn row_split_speed() {
+        use rayon::prelude::*;
+        fn by_columns(x: &Tensor, w: &Tensor, m: usize, b: &Tensor, pad: usize) -> Tensor {
+            let (cout, k, t) = (w.dim(0), w.dim(2), x.dim(1));
+            let t_out = t + 2 * pad - (k - 1);
+            let mut wg = Winograd::new(&Tensor::zeros(vec![1, 1, k]), m);
+            wg.refill_rows(&w.data, cout, w.dim(1));
+            let unit = 16 * m;
+            let units = t_out.div_ceil(unit);
+            let th = rayon::current_num_threads();
+            let tiles = units.div_ceil(8).max(th).div_ceil(th) * th;
+            let tile = units.div_ceil(tiles) * unit;
+            let parts: Vec<(usize, Vec<f32>)> = (0..t_out.div_ceil(tile))
+                .into_par_iter()
+                .map(|i| {
+                    let (o0, o1) = (i * tile, ((i + 1) * tile).min(t_out));
+                    let n = o1 - o0;
+                    with_scratch(|sc| {
+                        padded_block_of(
+                            x,
+                            o0 as isize - pad as isize,
+                            n + k - 1,
+                            None,
+                            &mut sc.gather,
+                        );
+                        sc.prod.clear();
+                        for &v in &b.data {
+                            sc.prod.extend(std::iter::repeat_n(v, n));
+                        }
+                        wg.acc(&sc.gather, n + k - 1, n, &mut sc.prod, n, &mut sc.wino);
+                        (o0, sc.prod.clone())
+                    })
+                })
+                .collect();
+            let mut out = vec![0.0f32; cout * t_out];
+            for (o0, prod) in parts {
+                let n = prod.len() / cout;
+                for (co, src) in prod.chunks_exact(n).enumerate() {
+                    out[co * t_out + o0..][..n].copy_from_slice(src);
+                }
+            }
+            Tensor::new(vec![cout, t_out], out)
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for &(name, cin, cout, k, t) in &[
+            ("flow, clause", 192, 384, 5, 300),
+            ("flow, sentence", 192, 384, 5, 950),
+            ("encoder conv1, sentence", 192, 768, 3, 407),
+            ("encoder conv2, sentence", 768, 192, 3, 407),
+            ("encoder conv1, clause", 192, 768, 3, 111),
+        ] {
+            let x = Tensor::new(vec![cin, t], lcg(50, cin * t));
+            let w = Tensor::new(vec![cout, cin, k], lcg(51, cout * cin * k));
+            let b = Tensor::new(vec![cout], lcg(52, cout));
+            let m = tile_outputs(k).unwrap();
+            let pad = (k - 1) / 2;
+            let mut ms = [Vec::new(), Vec::new(), Vec::new()];
+            for _ in 0..25 {
+                for (arm, v) in ms.iter_mut().enumerate() {
+                    let t0 = std::time::Instant::now();
+                    pool.install(|| {
+                        crate::cpu::team::hot(|| match arm {
+                            0 => conv1d_winograd_rows(&x, &w, m, &b, pad),
+                            1 => by_columns(&x, &w, m, &b, pad),
+                            _ => crate::cpu::ops::conv1d(&x, &w, Some(&b), pad, 1),
+                        })
+                    });
+                    v.push(t0.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let [r, c, d] = ms.map(|mut v| med(&mut v));
+            eprintln!(
+                "{name} ({cin}->{cout}, K {k}, {t} columns), 2 threads: rows {r:.3} ms, columns {c:.3}, direct {d:.3}"
+            );
+        }
+    }
+
+    /// [`conv1d_auto`]'s Winograd path, its output rows split over 1, 2 and 3 threads (parts
+    /// of unequal rows; a convolution with fewer rows than threads; several column tiles):
+    /// equal to the direct convolution, and the splits to each other bit for bit.
+    #[test]
+    fn the_row_split_equals_the_direct_convolution_at_any_thread_count() {
+        for &(cin, cout, k, m, t, pad) in &[
+            (192, 384, 5, 4, 300, 2),
+            (400, 2, 3, 4, 700, 1),
+            (24, 130, 5, 4, 16 * CHUNK_TILES + 9, 2),
+            (16, 70, 7, 2, 1300, 3),
+        ] {
+            let x = Tensor::new(vec![cin, t], lcg(40, cin * t));
+            let w = Tensor::new(vec![cout, cin, k], lcg(41, cout * cin * k));
+            let b = Tensor::new(vec![cout], lcg(42, cout));
+            let want = crate::cpu::ops::conv1d(&x, &w, Some(&b), pad, 1);
+            let mut first: Option<Vec<f32>> = None;
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let got = pool.install(|| conv1d_winograd_rows(&x, &w, m, &b, pad));
+                assert_eq!(got.shape, want.shape);
+                let e = hark_voice::tensor::rel_l2(&got.data, &want.data);
+                let case = format!("cin {cin} cout {cout} F({m},{k}) t {t}, {threads} threads");
+                assert!(e < 2e-6, "{case}: rel L2 {e}");
+                match &first {
+                    None => first = Some(got.data),
+                    Some(f) => assert!(
+                        f.iter()
+                            .zip(&got.data)
+                            .all(|(a, b)| a.to_bits() == b.to_bits()),
+                        "{case}: not the 1-thread result"
+                    ),
+                }
+            }
         }
     }
 
