@@ -17,7 +17,7 @@
 
 use super::direct::{ActOut, ConvDims, Init, conv_valid_acc_raw, lrelu};
 use super::isa::{Isa, isa};
-use super::tiles::{PARALLEL_MACS, padded_block_of};
+use super::tiles::{PARALLEL_MACS, Unfilled, for_each_tile, padded_block_of};
 use hark_voice::tensor::Tensor;
 
 /// Tiles (of `m` outputs) per chunk: one AVX-512 register tile's width, so each GEMM is
@@ -355,9 +355,14 @@ fn conv1d_winograd_rows(x: &Tensor, w: &Tensor, m: usize, bias: &Tensor, pad: us
     let unit = 16 * m;
     let units = t_out.div_ceil(unit);
     let tile = units.div_ceil(units.div_ceil(8)) * unit;
-    let part = |r0: usize, dst: &mut [f32]| {
-        let rc = dst.len() / t_out;
-        for (row, &b) in dst.chunks_exact_mut(t_out).zip(&bias.data[r0..r0 + rc]) {
+    let mut out = Unfilled::new(vec![cout, t_out]);
+    let dst = out.out();
+    for_each_tile(cout, rows, macs, |r0, r1, _: &mut ()| {
+        let rc = r1 - r0;
+        // SAFETY: rows [r0, r1) are inside the buffer and this part's alone; each is filled
+        // from the bias before Winograd adds to it.
+        let dst = unsafe { dst.cols(r0, t_out, 0, rc * t_out) };
+        for (row, &b) in dst.chunks_exact_mut(t_out).zip(&bias.data[r0..r1]) {
             row.fill(b);
         }
         // One buffer per (m, K) in use (the encoder's, the flow's, conv_pre's), made once per
@@ -368,7 +373,7 @@ fn conv1d_winograd_rows(x: &Tensor, w: &Tensor, m: usize, bias: &Tensor, pad: us
             Some(i) => cache.swap_remove(i),
             None => Winograd::new(&Tensor::zeros(vec![1, 1, k]), m),
         };
-        wg.refill_rows(&w.data[r0 * cin * k..(r0 + rc) * cin * k], rc, cin);
+        wg.refill_rows(&w.data[r0 * cin * k..r1 * cin * k], rc, cin);
         with_scratch(|sc| {
             for o0 in (0..t_out).step_by(tile) {
                 let n = tile.min(t_out - o0);
@@ -379,17 +384,9 @@ fn conv1d_winograd_rows(x: &Tensor, w: &Tensor, m: usize, bias: &Tensor, pad: us
         });
         cache.push(wg);
         TRANSFORMED.set(cache);
-    };
-    let mut out = vec![0.0f32; cout * t_out];
-    if parts > 1 {
-        use rayon::prelude::*;
-        out.par_chunks_mut(rows * t_out)
-            .enumerate()
-            .for_each(|(i, dst)| part(i * rows, dst));
-    } else {
-        part(0, &mut out);
-    }
-    Tensor::new(vec![cout, t_out], out)
+    });
+    // SAFETY: the parts cover rows [0, cout), and each wrote all of its rows.
+    unsafe { out.finish() }
 }
 
 /// Outputs per tile for a K-tap filter: the most of 4 or 2 whose F(m, K) needs at most the
