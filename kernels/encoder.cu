@@ -183,6 +183,9 @@ STAGE void enc_attn_body(Grid g, float* x, int T, const float* wqkv, const float
                     sum += e;
                 }
                 sum = warp_sum(sum);
+                // Every lane has read mrow[qi] (above) before lane 0 writes it: a shuffle
+                // orders no memory, so racecheck saw a hazard here.
+                __syncwarp();
                 if (lane == 0) {
                     float sc = expf(mo - mn);
                     srow[qi] = sc;

@@ -6,8 +6,8 @@
 # NAME.onnx.json beside it): run.sh then imports it on the device and gives it to onnxruntime
 # for the benchmark's anchor.
 # On the device: STEPS="parity speak bench sanitize" B=$PWD/.device/NAME bash .device/NAME/run.sh
-# (run.sh's steps: parity speak bench ab abbench anchor onset sanitize speechd persist perf pspeak pbench
-# psanitize soak export; scripts/cuda/soak.sh runs the soak alone)
+# (run.sh's steps: parity speak bench ab abbench archs coldstart anchor onset sanitize speechd persist perf
+# pspeak pbench psanitize soak export; scripts/cuda/soak.sh runs the soak alone)
 # usage: bundle.sh DEST VOICE [REF_DIR]
 # PARITY=0 leaves out the GPU parity tests (for runs that only need `hark`).
 set -euo pipefail

@@ -144,6 +144,33 @@ PY
         timeout ${AB_S:-120} bin/$b bench --backend cuda --engine graph --no-ort --cpu-runs 0
       done
     done ;;
+  archs)
+    # Issue 17, portability: every kernel module compiled by this NVRTC for sm_80, 86, 89, 90,
+    # 100 and 120 (and as PTX), from hark-model's lib tests ($B/model_lib.xz); then the whole
+    # voice through PTX that the driver finishes (HARK_CUDA_PTX=1, as on a GPU newer than the
+    # NVRTC) against the cubin build.
+    echo "== archs: supported by this NVRTC and compiled"
+    if [ -f "$B/model_lib.xz" ]; then
+      xz -dc "$B/model_lib.xz" > bin/model_lib && chmod +x bin/model_lib
+      XDG_CACHE_HOME=$H/cache-archs timeout ${ARCHS_S:-300} bin/model_lib --exact --nocapture \
+        gpu::compile::tests::kernels_compile_with_nvrtc \
+        gpu::compile::tests::the_target_is_the_gpus_own_code_else_its_family_else_ptx
+    fi
+    echo "== speak: PTX finished by the driver vs cubin"
+    timeout 60 bin/hark speak --backend cuda --format f32 --out cubin.wav "$S"
+    HARK_CUDA_PTX=1 XDG_CACHE_HOME=$H/cache-ptx RUST_LOG=hark=info timeout 120 bin/hark -v speak --backend cuda --format f32 --out ptx.wav "$S" 2>&1 | grep -iE "ptx|kernel|error" | head
+    echo -n "ptx vs cubin: "; python3 wavf.py ptx.wav cubin.wav ;;
+  coldstart)
+    # Issue 17, cold start: an Auto engine on an empty kernel cache speaks its first line on
+    # the CPU at once and moves to the GPU between lines once NVRTC is done.
+    # COLD_WAIT_MS: how long the start waits for the kernels (HARK_CUDA_COMPILE_WAIT_MS).
+    echo "== cold start (empty kernel cache, --backend auto, wait ${COLD_WAIT_MS:-500} ms), $(date -u +%T.%N)"
+    C=$(mktemp -d)
+    { echo "The first line, spoken while the kernels compile."; sleep ${COLD_GAP_S:-25}
+      echo "The second line, after they are ready."; sleep 4; } |
+      HARK_CUDA_COMPILE_WAIT_MS=${COLD_WAIT_MS:-500} XDG_CACHE_HOME=$C RUST_LOG=hark=info timeout 90 bin/hark -v follow --backend auto --audio simulated --events 2>&1 |
+      grep -iE "backend|kernel|cuda|warn|rror" | cut -c1-300 | head -30
+    echo "cache: $(ls $C/hark/kernels 2>/dev/null | tr '\n' ' ')" ;;
   anchor)
     # The PyTorch anchor (../shared/anchors, carried as $B/anchors), fp16 torch.compile.
     echo "== anchor, $(date -u +%T)"

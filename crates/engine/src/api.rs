@@ -236,6 +236,9 @@ pub(crate) struct Control {
     pub sentences_begun: AtomicU64,
     /// Samples kept for replay ([`Engine::kept_audio_samples`]).
     pub kept_samples: AtomicU64,
+    /// The backend speaking now ([`Engine::backend`]): it changes when the GPU's kernels are
+    /// ready after a CPU start, or when the GPU fails.
+    pub backend_name: Mutex<String>,
 }
 
 /// Which utterances still have text on its way (jobs not yet fully queued).
@@ -249,6 +252,10 @@ pub(crate) struct Book {
 }
 
 impl Control {
+    pub fn set_backend_name(&self, name: &str) {
+        *self.backend_name.lock().unwrap_or_else(|e| e.into_inner()) = name.to_string();
+    }
+
     pub fn epoch(&self) -> u64 {
         self.transport.stop.load(Ordering::Acquire)
     }
@@ -273,7 +280,6 @@ pub struct Engine {
     jobs: Mutex<Option<mpsc::Sender<producer::ToProducer>>>,
     cmds: mpsc::Sender<Cmd>,
     threads: Vec<std::thread::JoinHandle<()>>,
-    backend_name: String,
 }
 
 /// Sentences [`Engine::timeline`] keeps.
@@ -300,6 +306,7 @@ impl Engine {
             timeline: Mutex::default(),
             sentences_begun: AtomicU64::new(0),
             kept_samples: AtomicU64::new(0),
+            backend_name: Mutex::default(),
         });
         let (cmd_tx, cmd_rx) = mpsc::channel();
         let (job_tx, job_rx) = mpsc::channel();
@@ -336,8 +343,8 @@ impl Engine {
         if warm_up {
             producer::warm_up(&config.voice, &segmenter);
         }
-        let backend_name = match ready_rx.recv_timeout(START_TIMEOUT) {
-            Ok(Ok(name)) => name,
+        match ready_rx.recv_timeout(START_TIMEOUT) {
+            Ok(Ok(_)) => {}
             Ok(Err(e)) => {
                 let _ = engine_thread.join();
                 return Err(e);
@@ -346,7 +353,7 @@ impl Engine {
                 control.shutdown.store(true, Ordering::Release);
                 return Err(EngineError::Sink("the engine thread did not start".into()));
             }
-        };
+        }
         let producer_thread = producer::spawn(
             Arc::clone(&config.voice),
             segmenter,
@@ -362,15 +369,20 @@ impl Engine {
                 jobs: Mutex::new(Some(job_tx)),
                 cmds: cmd_tx,
                 threads: vec![engine_thread, producer_thread],
-                backend_name,
             },
             rx,
         ))
     }
 
-    /// The backend's name, e.g. "cpu (2 threads)".
-    pub fn backend(&self) -> &str {
-        &self.backend_name
+    /// The name of the backend speaking now, e.g. "cpu (2 threads)". It can change: an
+    /// `Auto` start on a GPU whose kernels are still compiling speaks on the CPU until they
+    /// are ready, and a GPU that fails hands over to the CPU.
+    pub fn backend(&self) -> String {
+        self.control
+            .backend_name
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// How long the device takes to play a sample after the callback handed it out (0 if the

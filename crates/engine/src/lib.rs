@@ -12,6 +12,7 @@
 mod api;
 pub mod espeak;
 mod failover;
+mod gpu_later;
 mod navigate;
 pub mod output;
 pub mod overrides;

@@ -17,7 +17,8 @@ pub struct Overrides {
     pub voices_dir: PathBuf,
     /// The CUDA backend's switches: `HARK_CUDA_F32`, `HARK_CUDA_MMA`, `HARK_CUDA_GRAPHS`,
     /// `HARK_CUDA_GRAPH_CACHE`, `HARK_CUDA_WARMUP`, `HARK_KERNEL_NOCACHE`,
-    /// `HARK_PERSIST_WATCHDOG_MS` and `HARK_PERSIST_BLOCKS` (see [`GpuOptions`]).
+    /// `HARK_PERSIST_WATCHDOG_MS`, `HARK_PERSIST_BLOCKS`, `HARK_CUDA_PTX` and
+    /// `HARK_CUDA_COMPILE_WAIT_MS` (see [`GpuOptions`]).
     pub gpu: GpuOptions,
     /// `HARK_ESPEAK_IN_PROCESS=1`: espeak-ng runs in this process, not in a child.
     pub espeak_in_process: bool,
@@ -94,6 +95,10 @@ impl Overrides {
                     .and_then(|v| v.parse::<u64>().ok())
                     .map_or(defaults.watchdog, Duration::from_millis),
                 persist_blocks: var("HARK_PERSIST_BLOCKS").and_then(|v| v.parse::<u32>().ok()),
+                ptx: var("HARK_CUDA_PTX").is_some_and(|v| v == "1"),
+                compile_wait: var("HARK_CUDA_COMPILE_WAIT_MS")
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .map_or(defaults.compile_wait, Duration::from_millis),
             },
             espeak_in_process: var("HARK_ESPEAK_IN_PROCESS").is_some_and(|v| v == "1"),
             espeak_data: var("HARK_ESPEAK_DATA")
@@ -129,6 +134,8 @@ mod tests {
             ("HARK_CUDA_WARMUP", ""),
             ("HARK_PERSIST_WATCHDOG_MS", "soon"),
             ("HARK_PERSIST_BLOCKS", "-1"),
+            ("HARK_CUDA_PTX", "yes"),
+            ("HARK_CUDA_COMPILE_WAIT_MS", "-5"),
         ]);
         assert_eq!(bad.audio_buffer_ms, None);
         assert_eq!(bad.gpu, GpuOptions::default());
@@ -156,6 +163,8 @@ mod tests {
             ("HARK_KERNEL_NOCACHE", ""),
             ("HARK_PERSIST_WATCHDOG_MS", "600000"),
             ("HARK_PERSIST_BLOCKS", "8"),
+            ("HARK_CUDA_PTX", "1"),
+            ("HARK_CUDA_COMPILE_WAIT_MS", "0"),
         ])
         .gpu;
         assert_eq!(
@@ -169,6 +178,8 @@ mod tests {
                 kernel_cache: false,
                 watchdog: Duration::from_millis(600_000),
                 persist_blocks: Some(8),
+                ptx: true,
+                compile_wait: Duration::ZERO,
             }
         );
         assert_eq!(vars(&[("HARK_CUDA_MMA", "1")]).gpu.mma, Mma::On);

@@ -3,15 +3,18 @@
 
 use super::api::{Control, Event, Settings, Stats, TIMELINE_SENTENCES, UtteranceId};
 use super::failover::carry_frame;
+use super::gpu_later;
 use super::navigate::{Heard, Kept, Landing, Nav, Span, land};
 use super::phonemise::WordIds;
 use super::steps::{StepInput, StepPolicy, next_step};
 use super::tempo::{self, Tempo};
 use super::timing::{SentenceTiming, SpokenWord, place_words};
-use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, make_backend};
+use super::{BackendChoice, EngineError, GpuEngine, GpuOptions, cuda_backend, make_backend};
 use crate::output::Output;
 use crate::output::{AudioError, AudioSink, Clip, MarkFn, NullSink};
 use hark_model::backend::{Backend, BackendError, CpuBackend, UtteranceInfo};
+use hark_model::gpu::device::unavailable_reason;
+use hark_model::gpu::prepare_kernels;
 use hark_text::ssml::Prosody;
 use hark_voice::Scales;
 use hark_voice::Voice;
@@ -321,6 +324,11 @@ struct Worker {
     events: tokio::sync::mpsc::UnboundedSender<Event>,
     backend: Box<dyn Backend>,
     backend_name: String,
+    /// The GPU's kernels still compiling while the CPU speaks (`gpu_later.rs`).
+    gpu_later: Option<gpu_later::Pending>,
+    engine: GpuEngine,
+    gpu: GpuOptions,
+    warm_up: bool,
     /// The device failed and the CPU speaks (`failover.rs`).
     on_cpu_fallback: bool,
     sink: Box<dyn AudioSink>,
@@ -440,24 +448,69 @@ fn open_sink(
     }
 }
 
+/// The backend a new engine starts on: `make_backend`'s, except that `Auto` on a GPU whose
+/// kernels are not compiled yet starts on the CPU and leaves the compile running
+/// (`gpu_later.rs`); everything else (`Cuda` asked for by name, a cold cache switched off,
+/// no GPU, a multi-speaker voice) is as before.
+fn first_backend(
+    init: &WorkerInit,
+) -> Result<(Box<dyn Backend>, Option<gpu_later::Pending>), EngineError> {
+    let may_defer = init.backend == BackendChoice::Auto
+        && init.gpu.kernel_cache
+        && !init.voice.config.is_multi_speaker()
+        && unavailable_reason().is_none();
+    if may_defer {
+        let (dims, gpu, engine) = (init.voice.config.dims.clone(), init.gpu, init.engine);
+        let prepare = move || {
+            prepare_kernels(&dims, &gpu, engine)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        match gpu_later::start(prepare, init.gpu.compile_wait) {
+            gpu_later::Start::Pending(p) => {
+                tracing::info!(
+                    "compiling the CUDA kernels for this GPU (first start); speaking on the \
+                     CPU until they are ready"
+                );
+                let cpu: Box<dyn Backend> = Box::new(CpuBackend::new(Arc::clone(&init.voice)));
+                return Ok((cpu, Some(p)));
+            }
+            // make_backend below says why again, and takes the CPU.
+            gpu_later::Start::Done(Err(e)) => tracing::debug!("CUDA kernels not prepared: {e}"),
+            // Cached already (a later start): make_backend reads them.
+            gpu_later::Start::Done(Ok(())) => {}
+        }
+    }
+    let backend = make_backend(init.backend, init.engine, &init.voice, &init.gpu)?;
+    Ok((backend, None))
+}
+
+/// `backend` as the engine uses it: with the injected faults of a test build, warmed up
+/// unless `warm_up` is off.
+fn ready_backend(backend: Box<dyn Backend>, warm_up: bool) -> Box<dyn Backend> {
+    #[cfg(feature = "fault-inject")]
+    let backend = hark_model::fault::wrap(backend);
+    let mut backend = backend;
+    if warm_up {
+        let t0 = Instant::now();
+        match hark_model::backend::warm_up(backend.as_mut(), &WARM_UP_STEPS) {
+            Ok(()) => tracing::debug!(
+                "backend warmed up in {:.0} ms",
+                t0.elapsed().as_secs_f64() * 1e3
+            ),
+            // Not fatal: a real utterance reports its own error.
+            Err(e) => tracing::warn!("backend warm-up failed: {e}"),
+        }
+    }
+    backend
+}
+
 impl Worker {
     fn new(init: WorkerInit) -> Result<Self, EngineError> {
-        let backend = make_backend(init.backend, init.engine, &init.voice, &init.gpu)?;
-        #[cfg(feature = "fault-inject")]
-        let backend = hark_model::fault::wrap(backend);
-        let mut backend = backend;
+        let (backend, gpu_later) = first_backend(&init)?;
+        let backend = ready_backend(backend, init.warm_up);
         let backend_name = backend.name();
-        if init.warm_up {
-            let t0 = Instant::now();
-            match hark_model::backend::warm_up(backend.as_mut(), &WARM_UP_STEPS) {
-                Ok(()) => tracing::debug!(
-                    "backend warmed up in {:.0} ms",
-                    t0.elapsed().as_secs_f64() * 1e3
-                ),
-                // Not fatal: a real utterance reports its own error.
-                Err(e) => tracing::warn!("backend warm-up failed: {e}"),
-            }
-        }
+        init.control.set_backend_name(&backend_name);
         let on_mark = mark_fn(Arc::clone(&init.control.marks), init.events.clone());
         let mut sink = open_sink(
             &init.output,
@@ -485,6 +538,10 @@ impl Worker {
             events: init.events,
             backend,
             backend_name,
+            gpu_later,
+            engine: init.engine,
+            gpu: init.gpu,
+            warm_up: init.warm_up,
             on_cpu_fallback: false,
             sink,
             sink_fallback: false,
@@ -539,6 +596,7 @@ impl Worker {
                 self.take(item);
                 None
             } else {
+                self.move_to_gpu_when_ready();
                 Some(self.idle())
             };
             if let Some(d) = wait {
@@ -614,6 +672,37 @@ impl Worker {
             });
         }
         self.complete(id);
+    }
+
+    /// Between utterances: once the GPU's kernels are compiled (`gpu_later.rs`), makes the
+    /// CUDA backend (from the cache now, milliseconds) and speaks on it from the next
+    /// utterance; if they failed, stays on the CPU.
+    fn move_to_gpu_when_ready(&mut self) {
+        let Some(result) = self.gpu_later.as_ref().and_then(|p| p.poll()) else {
+            return;
+        };
+        let waited = self
+            .gpu_later
+            .take()
+            .map_or(0.0, |p| p.elapsed().as_secs_f64());
+        let made = result.and_then(|()| {
+            cuda_backend(&self.voice, self.engine, &self.gpu).map_err(|e| e.to_string())
+        });
+        match made {
+            Ok(b) => {
+                let t0 = Instant::now();
+                self.backend = ready_backend(b, self.warm_up);
+                self.backend_name = self.backend.name();
+                self.control.set_backend_name(&self.backend_name);
+                tracing::info!(
+                    "CUDA kernels ready after {waited:.1} s; speaking on {} from now on \
+                     (made in {:.0} ms)",
+                    self.backend_name,
+                    t0.elapsed().as_secs_f64() * 1e3
+                );
+            }
+            Err(e) => tracing::info!("{e}; staying on the CPU backend"),
+        }
     }
 
     /// Nothing to synthesise right now; returns how long to wait for work.
@@ -847,6 +936,7 @@ impl Worker {
             Err(BackendError::Device(e)) if !self.on_cpu_fallback => {
                 self.backend = Box::new(CpuBackend::new(Arc::clone(&self.voice)));
                 self.backend_name = self.backend.name();
+                self.control.set_backend_name(&self.backend_name);
                 self.on_cpu_fallback = true;
                 self.error(
                     id,
@@ -857,6 +947,7 @@ impl Worker {
             r => {
                 // It may have changed how it runs (persistent kernel → CUDA graphs).
                 self.backend_name = self.backend.name();
+                self.control.set_backend_name(&self.backend_name);
                 r
             }
         }

@@ -205,13 +205,10 @@ impl EngineManager {
                 });
             }
         };
-        let backend = engine.backend().to_string();
+        let backend = engine.backend();
         tracing::info!("speech engine ready: {backend}");
         *lock(&self.engine) = Some(Arc::new(engine));
-        // The engine names a GPU backend "cuda: <device>".
-        let gpu = backend
-            .strip_prefix("cuda")
-            .map(|d| d.trim_start_matches([':', ' ']).to_string());
+        let gpu = gpu_of(&backend);
         self.update(|s| {
             s.state = State::Ready;
             s.message = None;
@@ -291,6 +288,10 @@ impl EngineManager {
                         s.rtf = Some(st.rtf);
                         s.queue_depth = st.queue_depth;
                         s.backend = Some(st.backend.clone());
+                        // A start on the CPU moves to the GPU once its kernels are compiled.
+                        if let Some(gpu) = gpu_of(&st.backend) {
+                            s.gpu = Some(gpu);
+                        }
                     });
                 }
             }
@@ -597,6 +598,13 @@ fn fwd_chars(t: &str, from: usize, n: usize) -> usize {
         .char_indices()
         .nth(n)
         .map_or(t.len(), |(i, _)| from + i)
+}
+
+/// The device of a GPU backend's name: the engine names it "cuda: <device>".
+fn gpu_of(backend: &str) -> Option<String> {
+    backend
+        .strip_prefix("cuda")
+        .map(|d| d.trim_start_matches([':', ' ']).to_string())
 }
 
 #[cfg(test)]

@@ -142,18 +142,115 @@ fn cache_dir() -> PathBuf {
         .join("kernels")
 }
 
+/// The oldest GPU the kernels run on: `mma.sync` m16n8k16 on f16 and `cvt.rn.f16x2.f32` need
+/// Ampere (compute capability 8.0).
+pub const MIN_ARCH: i32 = 80;
+
+/// The architectures Hark's kernels are checked to compile for (`kernels_compile_for_every_arch`):
+/// Ampere (A100, RTX 30), Ada (RTX 40), Hopper, Blackwell data centre and consumer (RTX 50).
+pub const PORTABLE_ARCHS: [i32; 6] = [80, 86, 89, 90, 100, 120];
+
+/// What NVRTC builds for one GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Machine code for `sm_N`: loads at once.
+    Cubin(i32),
+    /// PTX for `compute_N`, which the driver compiles for the GPU when the module loads (a GPU
+    /// newer than this NVRTC knows: PTX runs on any later architecture).
+    Ptx(i32),
+}
+
+impl Target {
+    fn nvrtc_option(self) -> String {
+        match self {
+            Target::Cubin(a) => format!("--gpu-architecture=sm_{a}"),
+            Target::Ptx(a) => format!("--gpu-architecture=compute_{a}"),
+        }
+    }
+}
+
+/// The build for a GPU of compute capability `cc` from an NVRTC that can build `supported`
+/// (`sm_N` numbers; empty if it could not say): the GPU's own machine code when NVRTC knows
+/// its architecture (and `force_ptx` is off), else that of an older one of the same family
+/// (a cubin runs on later minor versions of its major one), else PTX of the newest
+/// architecture at or below the GPU's. A GPU older than [`MIN_ARCH`], or one that NVRTC
+/// cannot build for at all, is an error that says so (the engine then speaks on the CPU).
+pub fn choose_target(cc: (i32, i32), supported: &[i32], force_ptx: bool) -> Result<Target, String> {
+    let dev = cc.0 * 10 + cc.1;
+    if dev < MIN_ARCH {
+        return Err(format!(
+            "this GPU has compute capability {}.{}; Hark's CUDA kernels need {}.{} (Ampere) or newer",
+            cc.0,
+            cc.1,
+            MIN_ARCH / 10,
+            MIN_ARCH % 10
+        ));
+    }
+    if supported.is_empty() {
+        // An NVRTC that cannot list its architectures: ask for the GPU's own.
+        return Ok(if force_ptx {
+            Target::Ptx(dev)
+        } else {
+            Target::Cubin(dev)
+        });
+    }
+    let best = supported
+        .iter()
+        .copied()
+        .filter(|&a| (MIN_ARCH..=dev).contains(&a))
+        .max()
+        .ok_or_else(|| {
+            format!(
+                "this NVRTC builds for sm_{}…sm_{}, none of which runs on this GPU (sm_{dev}); \
+                 install a CUDA toolkit that knows it",
+                supported.iter().min().unwrap_or(&0),
+                supported.iter().max().unwrap_or(&0)
+            )
+        })?;
+    Ok(if !force_ptx && best / 10 == dev / 10 {
+        Target::Cubin(best)
+    } else {
+        Target::Ptx(best)
+    })
+}
+
+/// The `sm_N` architectures this NVRTC can build for (empty if it cannot say).
+pub fn supported_archs() -> Vec<i32> {
+    let mut n = 0;
+    // SAFETY: one out-parameter, then a buffer of the size it gave.
+    unsafe {
+        if nvsys::nvrtcGetNumSupportedArchs(&mut n) != nvsys::nvrtcResult::NVRTC_SUCCESS || n <= 0 {
+            return Vec::new();
+        }
+        let mut v = vec![0; n as usize];
+        if nvsys::nvrtcGetSupportedArchs(v.as_mut_ptr()) != nvsys::nvrtcResult::NVRTC_SUCCESS {
+            return Vec::new();
+        }
+        v
+    }
+}
+
+/// The target for a GPU of compute capability `cc` from the NVRTC that is loaded.
+pub fn target_for(cc: (i32, i32), force_ptx: bool) -> Result<Target, GpuError> {
+    choose_target(cc, &supported_archs(), force_ptx).map_err(GpuError::Compile)
+}
+
 /// Compiles (or loads from the disk cache, unless `disk_cache` is off) one kernel file for
-/// compute capability `cc`. Returns the cubin and whether it came from the cache.
+/// `target`. Returns the module image (a cubin, or NUL-terminated PTX) and whether it came
+/// from the cache.
 pub fn cubin(
     name: &str,
     file: &str,
     defs: &[(String, String)],
-    cc: (i32, i32),
+    target: Target,
     disk_cache: bool,
 ) -> Result<(Vec<u8>, bool), GpuError> {
     let src = source(file, defs);
-    let arch = format!("--gpu-architecture=sm_{}{}", cc.0, cc.1);
-    let opts = vec![arch, "-std=c++17".to_string(), "-lineinfo".to_string()];
+    let opts = vec![
+        target.nvrtc_option(),
+        "-std=c++17".to_string(),
+        "-lineinfo".to_string(),
+    ];
     let ver = nvrtc_version()?;
     let mut h = Sha256::new();
     h.update(src.as_bytes());
@@ -233,6 +330,40 @@ fn cached_or_built(
     Ok((bin, false))
 }
 
+/// The compiled image of `prog` (its `kind`, for messages) through NVRTC's size and copy calls.
+///
+/// # Safety
+/// `prog` is a program that compiled.
+unsafe fn image(
+    name: &str,
+    kind: &str,
+    prog: nvsys::nvrtcProgram,
+    size: unsafe fn(nvsys::nvrtcProgram, *mut usize) -> nvsys::nvrtcResult,
+    copy: unsafe fn(nvsys::nvrtcProgram, *mut u8) -> nvsys::nvrtcResult,
+) -> Result<Vec<u8>, GpuError> {
+    let ok = nvsys::nvrtcResult::NVRTC_SUCCESS;
+    let mut n = 0usize;
+    // SAFETY: the caller's program; one out-parameter, then a buffer of that size.
+    let r = unsafe { size(prog, &mut n) };
+    if r != ok || n <= 1 {
+        return Err(GpuError::Compile(format!("{name}: no {kind} ({r:?})")));
+    }
+    let mut bin = vec![0u8; n];
+    // SAFETY: as above.
+    let r = unsafe { copy(prog, bin.as_mut_ptr()) };
+    if r != ok {
+        return Err(GpuError::Compile(format!(
+            "{name}: getting the {kind}: {r:?}"
+        )));
+    }
+    Ok(bin)
+}
+
+fn is_ptx(opts: &[String]) -> bool {
+    opts.iter()
+        .any(|o| o.starts_with("--gpu-architecture=compute_"))
+}
+
 fn compile(name: &str, src: &str, opts: &[String]) -> Result<Vec<u8>, GpuError> {
     let c_src = CString::new(src).map_err(|e| GpuError::Compile(e.to_string()))?;
     let c_name = CString::new(format!("{name}.cu")).expect("no NUL in a file name");
@@ -249,21 +380,13 @@ fn compile(name: &str, src: &str, opts: &[String]) -> Result<Vec<u8>, GpuError> 
             .unwrap_or_default();
         match res {
             Err(e) => Err(GpuError::Compile(format!("{name}.cu: {e:?}\n{log}"))),
-            Ok(()) => {
-                let mut n = 0usize;
-                let r = nvsys::nvrtcGetCUBINSize(prog, &mut n);
-                if r != nvsys::nvrtcResult::NVRTC_SUCCESS || n == 0 {
-                    Err(GpuError::Compile(format!("{name}: no cubin ({r:?})")))
-                } else {
-                    let mut bin = vec![0u8; n];
-                    let r = nvsys::nvrtcGetCUBIN(prog, bin.as_mut_ptr() as *mut _);
-                    if r == nvsys::nvrtcResult::NVRTC_SUCCESS {
-                        Ok(bin)
-                    } else {
-                        Err(GpuError::Compile(format!("{name}: nvrtcGetCUBIN {r:?}")))
-                    }
-                }
-            }
+            // PTX's size counts the terminating NUL, which the module loader needs.
+            Ok(()) if is_ptx(opts) => image(name, "PTX", prog, nvsys::nvrtcGetPTXSize, |p, b| {
+                nvsys::nvrtcGetPTX(p, b as *mut _)
+            }),
+            Ok(()) => image(name, "cubin", prog, nvsys::nvrtcGetCUBINSize, |p, b| {
+                nvsys::nvrtcGetCUBIN(p, b as *mut _)
+            }),
         }
     };
     // SAFETY: created above, destroyed once.
@@ -276,7 +399,6 @@ fn compile(name: &str, src: &str, opts: &[String]) -> Result<Vec<u8>, GpuError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::testutil::tiny_dims;
 
     /// A damaged cache entry (garbage, truncated, one byte flipped, an old bare cubin) is
     /// rejected and compiled again, and the entry is then whole; a whole one is used.
@@ -323,8 +445,44 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Every kernel file, and the persistent engine's module, compiles for Hopper in both
-    /// precisions, wherever NVRTC is present (no GPU needed: NVRTC is a plain library).
+    #[test]
+    fn the_target_is_the_gpus_own_code_else_its_family_else_ptx() {
+        let cuda13 = [75, 80, 86, 87, 89, 90, 100, 103, 110, 120, 121];
+        let cuda12_4 = [50, 60, 70, 75, 80, 86, 87, 89, 90];
+        // Known architectures: their own machine code.
+        for (cc, a) in [((8, 0), 80), ((8, 6), 86), ((9, 0), 90), ((12, 0), 120)] {
+            assert_eq!(choose_target(cc, &cuda13, false), Ok(Target::Cubin(a)));
+        }
+        // Not listed, but an older minor version of its family is: that cubin runs on it.
+        assert_eq!(choose_target((8, 8), &cuda13, false), Ok(Target::Cubin(87)));
+        // A GPU newer than NVRTC knows (an RTX 5090 with CUDA 12.4): PTX of the newest
+        // architecture below it, finished by the driver.
+        assert_eq!(
+            choose_target((12, 0), &cuda12_4, false),
+            Ok(Target::Ptx(90))
+        );
+        assert_eq!(
+            choose_target((10, 0), &cuda12_4, false),
+            Ok(Target::Ptx(90))
+        );
+        // Forced PTX (HARK_CUDA_PTX=1) on a known GPU.
+        assert_eq!(choose_target((9, 0), &cuda13, true), Ok(Target::Ptx(90)));
+        // An NVRTC that cannot list its architectures: the GPU's own.
+        assert_eq!(choose_target((8, 9), &[], false), Ok(Target::Cubin(89)));
+        // Too old for the kernels, or for this NVRTC: a clear error, never a failed launch.
+        let old = choose_target((7, 5), &cuda13, false).unwrap_err();
+        assert!(old.contains("7.5") && old.contains("8.0"), "{old}");
+        let unknown = choose_target((8, 0), &[90, 100], false).unwrap_err();
+        assert!(
+            unknown.contains("sm_80") && unknown.contains("sm_90"),
+            "{unknown}"
+        );
+    }
+
+    /// Every kernel file, and the persistent engine's module, compiles in both precisions
+    /// for Hopper, and in the default one for every other architecture of
+    /// [`PORTABLE_ARCHS`] this NVRTC knows (and as PTX), wherever NVRTC is present (no GPU
+    /// needed: NVRTC is a plain library).
     #[test]
     fn kernels_compile_with_nvrtc() {
         // SAFETY: only probes whether the library can be opened.
@@ -338,18 +496,42 @@ mod tests {
             );
             return;
         }
-        let mut d = tiny_dims();
-        d.hidden_channels = 32;
-        d.inter_channels = 8;
-        d.filter_channels = 128;
-        let opts = vec!["--gpu-architecture=sm_90".to_string(), "-std=c++17".into()];
-        for f16 in [true, false] {
-            for m in Module::ALL {
-                let defs = module_defines(m, &d, f16, Mma::default());
-                let bin = compile(m.name(), &source(&m.text(), &defs), &opts)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                assert!(bin.len() > 1000, "{}: cubin too small", m.name());
+        // The real voice's shapes: the kernels' static checks (the encoder's k splits, the
+        // tile shapes) hold for voices `check_dims` accepts, not for any toy shape.
+        let d = ModelDims::piper_medium();
+        assert_eq!(check_dims(&d), Ok(()));
+        let supported = supported_archs();
+        let mut builds = vec![(Target::Cubin(90), false), (Target::Ptx(90), true)];
+        for a in PORTABLE_ARCHS {
+            if supported.contains(&a) {
+                builds.push((Target::Cubin(a), true));
+            } else {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "sm_{a}: not known to this NVRTC");
             }
+        }
+        for (target, f16) in builds {
+            let opts = vec![target.nvrtc_option(), "-std=c++17".into()];
+            // The modules side by side, as `Modules::load` compiles them.
+            std::thread::scope(|s| {
+                for m in Module::ALL {
+                    let d = &d;
+                    let opts = &opts;
+                    s.spawn(move || {
+                        let defs = module_defines(m, d, f16, Mma::default());
+                        let bin = compile(m.name(), &source(&m.text(), &defs), opts)
+                            .unwrap_or_else(|e| panic!("{target:?}: {e}"));
+                        assert!(
+                            bin.len() > 1000,
+                            "{}, {target:?}: image too small",
+                            m.name()
+                        );
+                        if let Target::Ptx(_) = target {
+                            assert_eq!(bin.last(), Some(&0), "PTX ends in NUL");
+                        }
+                    });
+                }
+            });
         }
     }
 }

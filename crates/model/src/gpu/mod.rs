@@ -31,6 +31,7 @@ pub mod weights;
 
 pub use backend::CudaBackend;
 pub use model::GpuModel;
+pub use modules::{Loaded, prepare_kernels};
 pub use options::{GpuOptions, Mma};
 
 #[derive(Debug, thiserror::Error)]

@@ -27,6 +27,7 @@ pub(crate) struct Modules {
     f16: bool,
     mma: Mma,
     disk_cache: bool,
+    force_ptx: bool,
     cc: (i32, i32),
     loaded: [Option<Arc<CudaModule>>; Module::ALL.len()],
     kernels: HashMap<Entry, Kernel>,
@@ -39,6 +40,7 @@ impl Modules {
             f16: opts.f16(),
             mma: opts.mma,
             disk_cache: opts.kernel_cache,
+            force_ptx: opts.ptx,
             cc,
             loaded: Default::default(),
             kernels: HashMap::new(),
@@ -54,15 +56,25 @@ impl Modules {
             .copied()
             .filter(|m| self.loaded[*m as usize].is_none())
             .collect();
-        let (dims, f16, mma, cc, disk_cache) =
-            (&self.dims, self.f16, self.mma, self.cc, self.disk_cache);
+        if todo.is_empty() {
+            return Ok(Loaded::default());
+        }
+        let target = compile::target_for(self.cc, self.force_ptx)?;
+        if let compile::Target::Ptx(a) = target {
+            tracing::info!(
+                "CUDA kernels as PTX for compute_{a}, finished by the driver (GPU sm_{}{})",
+                self.cc.0,
+                self.cc.1
+            );
+        }
+        let (dims, f16, mma, disk_cache) = (&self.dims, self.f16, self.mma, self.disk_cache);
         let bins: Vec<Result<(Vec<u8>, bool), GpuError>> = std::thread::scope(|s| {
             let jobs: Vec<_> = todo
                 .iter()
                 .map(|&m| {
                     s.spawn(move || {
                         let defs = compile::module_defines(m, dims, f16, mma);
-                        compile::cubin(m.name(), &m.text(), &defs, cc, disk_cache)
+                        compile::cubin(m.name(), &m.text(), &defs, target, disk_cache)
                     })
                 })
                 .collect();
@@ -101,4 +113,70 @@ impl Modules {
         self.kernels.insert(e, k.clone());
         Ok(k)
     }
+}
+
+/// The compute capability and name of device 0, from the driver without a context.
+fn device_identity() -> Result<((i32, i32), String), GpuError> {
+    use cudarc::driver::result as cu;
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    if let Some(why) = super::device::unavailable_reason() {
+        return Err(GpuError::Unavailable(why));
+    }
+    let dev = cu::device::get(0)?;
+    // SAFETY: `dev` came from cuDeviceGet above.
+    let cc = unsafe {
+        (
+            cu::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            cu::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        )
+    };
+    Ok((cc, cu::device::get_name(dev)?))
+}
+
+/// Compiles into the disk cache every module that the CUDA backend for `engine` loads at
+/// start on this machine's GPU, without a CUDA context, so that it can run on a thread of its
+/// own while the CPU speaks: a first start on a machine spends seconds in NVRTC, a later one
+/// reads the cache. Returns how many modules were cached already.
+pub fn prepare_kernels(
+    dims: &ModelDims,
+    opts: &GpuOptions,
+    engine: super::persist::GpuEngine,
+) -> Result<Loaded, GpuError> {
+    let t0 = Instant::now();
+    super::compile::check_dims(dims).map_err(GpuError::Compile)?;
+    let (cc, name) = device_identity()?;
+    let target = compile::target_for(cc, opts.ptx)?;
+    let persistent =
+        super::persist::choice::resolve(engine, &name) == super::persist::GpuEngine::Persistent;
+    let mods: Vec<Module> = Module::GRAPH
+        .into_iter()
+        .chain(persistent.then_some(Module::Persistent))
+        .collect();
+    let (f16, mma) = (opts.f16(), opts.mma);
+    let hits: Vec<Result<bool, GpuError>> = std::thread::scope(|s| {
+        let jobs: Vec<_> = mods
+            .iter()
+            .map(|&m| {
+                s.spawn(move || {
+                    let defs = compile::module_defines(m, dims, f16, mma);
+                    compile::cubin(m.name(), &m.text(), &defs, target, opts.kernel_cache)
+                        .map(|(_, hit)| hit)
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|j| {
+                j.join()
+                    .unwrap_or_else(|_| Err(GpuError::Compile("the NVRTC thread panicked".into())))
+            })
+            .collect()
+    });
+    let mut from_cache = 0;
+    for h in hits {
+        from_cache += h? as usize;
+    }
+    Ok(Loaded {
+        ms: t0.elapsed().as_secs_f64() * 1e3,
+        from_cache,
+    })
 }

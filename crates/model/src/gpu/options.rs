@@ -31,6 +31,13 @@ pub struct GpuOptions {
     /// many (`HARK_PERSIST_BLOCKS`: compute-sanitizer's racecheck only finishes on a small
     /// grid; every stage loops over its work items, so any grid gives the same result).
     pub persist_blocks: Option<u32>,
+    /// Build the kernels as PTX that the driver finishes (`HARK_CUDA_PTX=1`), as Hark does
+    /// by itself on a GPU newer than its NVRTC knows; otherwise as the GPU's machine code.
+    pub ptx: bool,
+    /// How long an `Auto` engine's start waits for the kernels (read from the cache in 10–15
+    /// ms, compiled in seconds on a first start) before it speaks on the CPU and moves to the
+    /// GPU once they are ready (`HARK_CUDA_COMPILE_WAIT_MS`; 0: always start on the CPU).
+    pub compile_wait: Duration,
 }
 
 /// How f16-weight convolutions run.
@@ -57,6 +64,8 @@ impl Default for GpuOptions {
             kernel_cache: true,
             watchdog: Duration::from_millis(2000),
             persist_blocks: None,
+            ptx: false,
+            compile_wait: Duration::from_millis(500),
         }
     }
 }
