@@ -152,28 +152,40 @@ impl Winograd {
     /// `w [Cout, Cin, K]` for F(`m`, K).
     pub fn new(w: &Tensor, m: usize) -> Self {
         let (cout, cin, k) = (w.dim(0), w.dim(1), w.dim(2));
-        assert!((1..=8).contains(&m), "F({m}, K): 1 to 8 outputs a tile");
-        let (at, g, bt) = toom_cook(m, k);
-        let n = m + k - 1;
+        let mut wg = Self::empty(m, k);
+        (wg.cout, wg.cin) = (cout, cin);
         // On the calling thread: a rayon split here, inside a model call whose other workers
         // spin for its tiles (`team::hot`), hung an engine at its drop in CI.
-        let mut v = vec![0.0f32; n * cout * cin];
-        for (p, plane) in v.chunks_exact_mut(cout * cin).enumerate() {
-            let gp = &g[p * k..][..k];
+        wg.v = vec![0.0f32; wg.points() * cout * cin];
+        for (p, plane) in wg.v.chunks_exact_mut(cout * cin).enumerate() {
+            // G's entries are exact in f32, so the sums are the f64 ones of before.
+            let gp = &wg.g[p * k..][..k];
             for (dst, taps) in plane.iter_mut().zip(w.data.chunks_exact(k)) {
-                let s: f64 = gp.iter().zip(taps).map(|(&a, &b)| a * f64::from(b)).sum();
+                let s: f64 = gp
+                    .iter()
+                    .zip(taps)
+                    .map(|(&a, &b)| f64::from(a) * f64::from(b))
+                    .sum();
                 *dst = s as f32;
             }
         }
+        wg
+    }
+
+    /// F(`m`, `k`) with no weights yet: a buffer for [`Self::refill_rows`].
+    fn empty(m: usize, k: usize) -> Self {
+        assert!((1..=8).contains(&m), "F({m}, K): 1 to 8 outputs a tile");
+        let (at, g, bt) = toom_cook(m, k);
+        let f32s = |v: Vec<f64>| v.into_iter().map(|x| x as f32).collect();
         Self {
             m,
             k,
-            cin,
-            cout,
-            at: at.into_iter().map(|x| x as f32).collect(),
-            bt: bt.into_iter().map(|x| x as f32).collect(),
-            g: g.into_iter().map(|x| x as f32).collect(),
-            v,
+            cin: 0,
+            cout: 0,
+            at: f32s(at),
+            bt: f32s(bt),
+            g: f32s(g),
+            v: Vec::new(),
         }
     }
 
@@ -371,7 +383,7 @@ fn conv1d_winograd_rows(x: &Tensor, w: &Tensor, m: usize, bias: &Tensor, pad: us
         let mut cache = TRANSFORMED.take();
         let mut wg = match cache.iter().position(|wg| wg.m == m && wg.k == k) {
             Some(i) => cache.swap_remove(i),
-            None => Winograd::new(&Tensor::zeros(vec![1, 1, k]), m),
+            None => Winograd::empty(m, k),
         };
         wg.refill_rows(&w.data[r0 * cin * k..r1 * cin * k], rc, cin);
         with_scratch(|sc| {
@@ -1203,6 +1215,8 @@ mod tests {
             let (at, g, bt) = toom_cook(m, k);
             let gw: Vec<f64> = lcg(1, k).into_iter().map(f64::from).collect();
             let d: Vec<f64> = lcg(2, n).into_iter().map(f64::from).collect();
+            // `Winograd::new` transforms the weights with G rounded to f32: exact.
+            assert!(g.iter().all(|&x| f64::from(x as f32) == x), "F({m},{k}): G not exact");
             for i in 0..m {
                 let want: f64 = (0..k).map(|j| gw[j] * d[i + j]).sum();
                 let got: f64 = (0..n)
@@ -1281,7 +1295,7 @@ mod tests {
         fn by_columns(x: &Tensor, w: &Tensor, m: usize, b: &Tensor, pad: usize) -> Tensor {
             let (cout, k, t) = (w.dim(0), w.dim(2), x.dim(1));
             let t_out = t + 2 * pad - (k - 1);
-            let mut wg = Winograd::new(&Tensor::zeros(vec![1, 1, k]), m);
+            let mut wg = Winograd::empty(m, k);
             wg.refill_rows(&w.data, cout, w.dim(1));
             let unit = 16 * m;
             let units = t_out.div_ceil(unit);
