@@ -1216,7 +1216,10 @@ mod tests {
             let gw: Vec<f64> = lcg(1, k).into_iter().map(f64::from).collect();
             let d: Vec<f64> = lcg(2, n).into_iter().map(f64::from).collect();
             // `Winograd::new` transforms the weights with G rounded to f32: exact.
-            assert!(g.iter().all(|&x| f64::from(x as f32) == x), "F({m},{k}): G not exact");
+            assert!(
+                g.iter().all(|&x| f64::from(x as f32) == x),
+                "F({m},{k}): G not exact"
+            );
             for i in 0..m {
                 let want: f64 = (0..k).map(|j| gw[j] * d[i + j]).sum();
                 let got: f64 = (0..n)
