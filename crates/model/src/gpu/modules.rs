@@ -68,24 +68,7 @@ impl Modules {
             );
         }
         let (dims, f16, mma, disk_cache) = (&self.dims, self.f16, self.mma, self.disk_cache);
-        let bins: Vec<Result<(Vec<u8>, bool), GpuError>> = std::thread::scope(|s| {
-            let jobs: Vec<_> = todo
-                .iter()
-                .map(|&m| {
-                    s.spawn(move || {
-                        let defs = compile::module_defines(m, dims, f16, mma);
-                        compile::cubin(m.name(), &m.text(), &defs, target, disk_cache)
-                    })
-                })
-                .collect();
-            jobs.into_iter()
-                .map(|j| {
-                    j.join().unwrap_or_else(|_| {
-                        Err(GpuError::Compile("the NVRTC thread panicked".into()))
-                    })
-                })
-                .collect()
-        });
+        let bins = compile_side_by_side(&todo, dims, f16, mma, target, disk_cache);
         let mut from_cache = 0;
         for (m, b) in todo.iter().zip(bins) {
             let (bin, hit) = b?;
@@ -113,6 +96,35 @@ impl Modules {
         self.kernels.insert(e, k.clone());
         Ok(k)
     }
+}
+
+/// `compile::cubin` of each of `mods`, one NVRTC program per thread (NVRTC compiles one
+/// program per thread: a cold start costs the slowest module, not the sum), in their order.
+fn compile_side_by_side(
+    mods: &[Module],
+    dims: &ModelDims,
+    f16: bool,
+    mma: Mma,
+    target: compile::Target,
+    disk_cache: bool,
+) -> Vec<Result<(Vec<u8>, bool), GpuError>> {
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = mods
+            .iter()
+            .map(|&m| {
+                s.spawn(move || {
+                    let defs = compile::module_defines(m, dims, f16, mma);
+                    compile::cubin(m.name(), &m.text(), &defs, target, disk_cache)
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|j| {
+                j.join()
+                    .unwrap_or_else(|_| Err(GpuError::Compile("the NVRTC thread panicked".into())))
+            })
+            .collect()
+    })
 }
 
 /// The compute capability and name of device 0, from the driver without a context.
@@ -153,27 +165,10 @@ pub fn prepare_kernels(
         .chain(persistent.then_some(Module::Persistent))
         .collect();
     let (f16, mma) = (opts.f16(), opts.mma);
-    let hits: Vec<Result<bool, GpuError>> = std::thread::scope(|s| {
-        let jobs: Vec<_> = mods
-            .iter()
-            .map(|&m| {
-                s.spawn(move || {
-                    let defs = compile::module_defines(m, dims, f16, mma);
-                    compile::cubin(m.name(), &m.text(), &defs, target, opts.kernel_cache)
-                        .map(|(_, hit)| hit)
-                })
-            })
-            .collect();
-        jobs.into_iter()
-            .map(|j| {
-                j.join()
-                    .unwrap_or_else(|_| Err(GpuError::Compile("the NVRTC thread panicked".into())))
-            })
-            .collect()
-    });
+    let hits = compile_side_by_side(&mods, dims, f16, mma, target, opts.kernel_cache);
     let mut from_cache = 0;
     for h in hits {
-        from_cache += h? as usize;
+        from_cache += h?.1 as usize;
     }
     Ok(Loaded {
         ms: t0.elapsed().as_secs_f64() * 1e3,
