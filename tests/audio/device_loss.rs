@@ -196,6 +196,8 @@ fn losing_the_device_is_reported_and_playback_resumes_when_it_returns() {
     let Some(voices) = installed_voices_dir(HARK) else {
         return;
     };
+    // Its own sound server, but not alone on the machine: see `sink_lock`.
+    let _sink = crate::sink_lock();
     let mut session = Session::start();
     let mut follow = Follow::start(&session, voices);
     follow.say(

@@ -4,7 +4,7 @@
 
 use testkit::audio::{
     DETERMINISTIC, audio_tests_enabled, best_alignment, cli_reference, piecewise_match,
-    record_while, retry, windows_match,
+    record_while, retry_on_fresh_server, windows_match,
 };
 use testkit::installed_voices_dir;
 
@@ -22,7 +22,7 @@ fn speech_reaches_the_sink_intact() {
     let reference = cli_reference(HARK, voices, text);
     let det = DETERMINISTIC;
 
-    retry(|| {
+    retry_on_fresh_server(|| {
         let mut play = vec!["speak"];
         play.extend(det);
         play.push(text);

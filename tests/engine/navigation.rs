@@ -130,14 +130,16 @@ fn previous_repeat_and_next_land_on_the_right_sentence_and_replay_from_memory() 
         "sentences heard"
     );
     // Whole passes hear every word of the sentence in order (as the timeline has them); the
-    // ones cut short by a step, a start of them.
+    // ones cut short by a step, a start of them. The timeline holds a sentence once its
+    // synthesis has ended (Engine::timeline): when `next` comes while the second sentence is
+    // still being synthesised (a slow or busy machine), the step drops it, so it may be absent;
+    // then its two cut passes must still agree with each other.
     let timeline = engine.timeline();
-    let words_of = |range: &Range<usize>| -> Vec<Range<usize>> {
-        let (_, t) = timeline
+    let words_of = |range: &Range<usize>| -> Option<Vec<Range<usize>>> {
+        timeline
             .iter()
             .find(|(u, t)| *u == id && t.range == *range)
-            .expect("the sentence in the timeline");
-        t.words.iter().map(|w| w.range.clone()).collect()
+            .map(|(_, t)| t.words.iter().map(|w| w.range.clone()).collect())
     };
     assert!(
         p[0].1.len() >= 8,
@@ -145,7 +147,18 @@ fn previous_repeat_and_next_land_on_the_right_sentence_and_replay_from_memory() 
         p[0].1
     );
     for (k, (range, words)) in p.iter().enumerate() {
-        let whole = words_of(range);
+        let whole = match words_of(range) {
+            Some(whole) => whole,
+            None if *range == s2 => {
+                let (a, b) = (&p[1].1, &p[4].1);
+                assert!(
+                    a.starts_with(b) || b.starts_with(a),
+                    "the cut passes of the second sentence disagree: {a:?} and {b:?}"
+                );
+                continue;
+            }
+            None => panic!("pass {k}: sentence {range:?} is not in the timeline"),
+        };
         if [0, 3, 5, 6].contains(&k) {
             assert_eq!(*words, whole, "pass {k} of {range:?}: every word");
         } else {
