@@ -8,8 +8,8 @@ mod terminal_keys;
 /// so that no test's speech lands in another's recording (tests run on parallel threads).
 /// device_loss, which runs a PipeWire of its own, takes it too: a second real-time sound server
 /// and a second speaking engine beside a recording made the 2-core runner's servers drop whole
-/// cycles (stop 34: pause, small-step and device-loss checks failed 3 attempts of 3 in 4 of 4
-/// runs with the tests in parallel, and all passed at the first attempt with them one by one).
+/// cycles (stop 34: in 5 of 5 runs of this binary with the tests in parallel, a check failed all
+/// 3 attempts; one by one, all passed at the first attempt).
 static SINK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub(crate) fn sink_lock() -> std::sync::MutexGuard<'static, ()> {
