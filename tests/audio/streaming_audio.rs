@@ -9,9 +9,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use testkit::audio::{
-    DETERMINISTIC, INTEGRITY_BUFFER_MS, REC_RATE, Recorder, audio_tests_enabled, best_alignment,
-    best_alignment_in, cli_reference, piecewise_match, record_while, resample_linear,
-    retry_on_fresh_server, rms, windows_match, without_digital_silence,
+    DETERMINISTIC, INTEGRITY_BUFFER_MS, REC_RATE, Recorder, SILENCE_RUN, audio_tests_enabled,
+    best_alignment, best_alignment_in, cli_reference, longest_digital_silence, piecewise_match,
+    record_while, resample_linear, retry_on_fresh_server, rms, windows_match,
+    without_digital_silence,
 };
 use testkit::engine::{events_until, finished, load_voice};
 use testkit::installed_voices_dir;
@@ -54,20 +55,6 @@ fn first_sound(x: &[f32]) -> Option<usize> {
 
 fn last_sound(x: &[f32]) -> Option<usize> {
     x.iter().rposition(|s| s.abs() > SOUND)
-}
-
-/// The longest run of samples that are digital silence in 16 bits.
-fn longest_silence(x: &[f32]) -> usize {
-    let (mut best, mut run) = (0, 0);
-    for s in x {
-        run = if (s * 32768.0).round() == 0.0 {
-            run + 1
-        } else {
-            0
-        };
-        best = best.max(run);
-    }
-    best
 }
 
 #[test]
@@ -166,15 +153,14 @@ fn pause_and_resume_lose_no_samples() {
         // does any silence an underrun inserted (on a busy machine the engine can run dry and
         // the callback plays zeros, which loses nothing): what is left must be the
         // reference's speech, no sample more or less.
-        const RUN: usize = REC_RATE / 500; // 2 ms
-        let (speech, removed) = without_digital_silence(&recording[a..b], RUN);
-        let (expected, in_reference) = without_digital_silence(&reference[ra..rb], RUN);
+        let (speech, removed) = without_digital_silence(&recording[a..b], SILENCE_RUN);
+        let (expected, in_reference) = without_digital_silence(&reference[ra..rb], SILENCE_RUN);
         assert_eq!(
             in_reference, 0,
             "the reference itself holds digital silence"
         );
         let removed_ms = removed as f64 / REC_RATE as f64 * 1e3;
-        let pause_ms = longest_silence(&recording[a..b]) as f64 / REC_RATE as f64 * 1e3;
+        let pause_ms = longest_digital_silence(&recording[a..b]) as f64 / REC_RATE as f64 * 1e3;
         assert!(
             pause_ms > 700.0,
             "no pause found in the recording (longest silence {pause_ms:.0} ms)"
@@ -334,9 +320,8 @@ fn small_steps_reach_the_sink_intact() {
         let recording = record_while(HARK, &play, voices);
         // Silence an underrun inserted (16-frame steps run close to the edge on a busy machine)
         // is not a seam: without it, the recording must be the reference's speech, intact.
-        const RUN: usize = REC_RATE / 500; // 2 ms
-        let (reference, _) = without_digital_silence(&reference, RUN);
-        let (speech, _) = without_digital_silence(&recording, RUN);
+        let (reference, _) = without_digital_silence(&reference, SILENCE_RUN);
+        let (speech, _) = without_digital_silence(&recording, SILENCE_RUN);
         let mut recording = vec![0.0; REC_RATE / 10];
         recording.extend_from_slice(&speech);
         recording.extend(std::iter::repeat_n(0.0, REC_RATE / 10));

@@ -91,7 +91,7 @@ impl Recorder {
 /// so PipeWire runs the whole graph (null sink, monitor, recorder) in 128-frame cycles; a
 /// 2-core runner then drops whole cycles in the server (exact zeros in place of speech that
 /// Hark's callback did hand over, seen on stop 34 by tapping the callback), which no engine
-/// fix can prevent. 40 ms keeps the server's cycles at 10 ms, as docs/STREAMING.md advises for
+/// fix can prevent. 40 ms gives ALSA periods of 10 ms, as docs/STREAMING.md advises for
 /// such systems; the engine's path is the same.
 pub const INTEGRITY_BUFFER_MS: u32 = 40;
 
@@ -189,6 +189,19 @@ pub fn windows_match(windows: &[f64]) -> bool {
 /// Digital silence as the recording holds it: a sample that rounds to 0 in 16 bits.
 fn digitally_silent(s: f32) -> bool {
     (s * 32768.0).round() == 0.0
+}
+
+/// The shortest run of digital silence that is not speech: 2 ms (speech never holds one).
+pub const SILENCE_RUN: usize = REC_RATE / 500;
+
+/// The longest run of samples of `x` that are digital silence.
+pub fn longest_digital_silence(x: &[f32]) -> usize {
+    let (mut best, mut run) = (0, 0);
+    for &s in x {
+        run = if digitally_silent(s) { run + 1 } else { 0 };
+        best = best.max(run);
+    }
+    best
 }
 
 /// `x` without its runs of digital silence at least `min_run` samples long, and how many
