@@ -2,9 +2,10 @@
 //! what reaches the sink matches Hark's own WAV of the same text.
 //! Needs a sound server: `.ci/run` starts one and sets HARK_AUDIO_TESTS=1.
 
+use std::process::Command;
 use testkit::audio::{
-    DETERMINISTIC, audio_tests_enabled, best_alignment, cli_reference, piecewise_match,
-    record_while, retry_on_fresh_server, windows_match,
+    DETERMINISTIC, ForcedQuantum, Recorder, audio_tests_enabled, best_alignment, ci_sound_server,
+    cli_reference, piecewise_match, record_while, retry_on_fresh_server, windows_match,
 };
 use testkit::installed_voices_dir;
 
@@ -42,6 +43,53 @@ fn speech_reaches_the_sink_intact() {
         assert!(
             windows_match(&windows),
             "recorded audio does not match Hark's WAV window by window (mean {mean:.3})"
+        );
+    });
+}
+
+/// A sound server that runs in longer cycles than Hark's 10 ms buffer (PipeWire forced to
+/// 1024 frames): a 480-frame buffer is played dry every cycle, and before Hark grew its buffer
+/// the sink heard 745 gaps in 4 s of speech (stop 34). Hark sees its buffer drained at start
+/// and reopens a larger one, and the speech reaches the sink.
+#[test]
+fn a_server_cycle_longer_than_the_buffer_gets_a_larger_buffer() {
+    if !audio_tests_enabled() {
+        return;
+    }
+    let Some(voices) = installed_voices_dir(HARK) else {
+        return;
+    };
+    if !ci_sound_server() {
+        eprintln!("skipped: not the tests' own sound server, whose settings this test changes");
+        return;
+    }
+    let _sink = crate::sink_lock();
+    let text = "Hello from Hark. This sentence is played through the speakers.";
+    let reference = cli_reference(HARK, voices, text);
+    retry_on_fresh_server(|| {
+        let _quantum = ForcedQuantum::set(1024);
+        let rec = Recorder::start();
+        // Hark's own default buffer: no HARK_AUDIO_BUFFER_MS.
+        let out = Command::new(HARK)
+            .arg("speak")
+            .args(DETERMINISTIC)
+            .arg(text)
+            .env("HARK_VOICES_DIR", voices)
+            .env("RUST_LOG", "hark_audio=info")
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run hark");
+        let recording = rec.stop();
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "hark failed: {log}");
+        let opened: Vec<&str> = log.lines().filter(|l| l.contains("audio out:")).collect();
+        let (lag, _) = best_alignment(&reference, &recording);
+        let (windows, _) = piecewise_match(&reference, &recording, lag);
+        let mean = windows.iter().sum::<f64>() / windows.len().max(1) as f64;
+        eprintln!("{opened:?}; window mean {mean:.3}");
+        assert!(
+            windows_match(&windows),
+            "the sink's audio does not match Hark's WAV (window mean {mean:.3})"
         );
     });
 }

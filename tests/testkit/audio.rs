@@ -326,6 +326,46 @@ pub fn fresh_sound_server() {
     assert!(ok, "could not restart the CI sound server");
 }
 
+/// True when the sound server is the one the tests started ([`fresh_sound_server`] can
+/// restart it, and a test may change its settings), never a developer's own.
+pub fn ci_sound_server() -> bool {
+    std::env::var_os("XDG_RUNTIME_DIR")
+        .is_some_and(|d| std::path::Path::new(&d).join("pipewire.pid").exists())
+}
+
+/// PipeWire's graph forced to cycles of `frames` (`clock.force-quantum`) until dropped, as a
+/// user's setting, a Bluetooth output or a JACK program can make it. Only on the CI server.
+pub struct ForcedQuantum;
+
+impl ForcedQuantum {
+    pub fn set(frames: u32) -> Self {
+        let ok = Command::new("pw-metadata")
+            .args([
+                "-n",
+                "settings",
+                "0",
+                "clock.force-quantum",
+                &frames.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "pw-metadata could not set the quantum");
+        // The graph takes the new quantum at its next cycles.
+        std::thread::sleep(Duration::from_millis(200));
+        ForcedQuantum
+    }
+}
+
+impl Drop for ForcedQuantum {
+    fn drop(&mut self) {
+        let _ = Command::new("pw-metadata")
+            .args(["-n", "settings", "0", "clock.force-quantum", "0"])
+            .stdout(Stdio::null())
+            .status();
+    }
+}
+
 /// [`retry`], each attempt on a fresh CI sound server ([`fresh_sound_server`]).
 pub fn retry_on_fresh_server(check: impl Fn()) {
     retry(|| {

@@ -24,6 +24,17 @@ pub(super) struct Shared {
     /// Device frames handed out or discarded so far.
     pub read_pos: AtomicU64,
     pub underruns: AtomicU64,
+    /// The device buffer in frames (0: not fixed, or not known).
+    pub buffer_frames: AtomicU32,
+    /// Callbacks, after the first [`SETTLING_CALLBACKS`], that had to refill the whole device
+    /// buffer: the device had played everything it was given, so the buffer is no longer
+    /// than the sound server's cycle (or this thread was late by a whole buffer), and what
+    /// plays is silence in place of speech, or speech again.
+    pub drained: AtomicU64,
+    /// Callbacks so far.
+    pub calls: AtomicU64,
+    /// The tap's ring was full: the tapped file misses samples the device got.
+    pub tap_overflow: AtomicBool,
     /// The engine has more audio coming: an empty ring now is an underrun.
     pub expecting: AtomicBool,
     pub failed: AtomicBool,
@@ -44,6 +55,10 @@ impl Shared {
             flush_upto: AtomicU64::new(0),
             read_pos: AtomicU64::new(0),
             underruns: AtomicU64::new(0),
+            buffer_frames: AtomicU32::new(0),
+            drained: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+            tap_overflow: AtomicBool::new(false),
             expecting: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             last_callback_ns: AtomicU64::new(0),
@@ -60,6 +75,10 @@ impl Shared {
         self.failed.store(true, Ordering::Release);
     }
 }
+
+/// The first callbacks fill an empty device buffer, so asking for all of it is no sign of
+/// trouble there.
+pub(super) const SETTLING_CALLBACKS: u64 = 2;
 
 /// A clip for the callback to play ahead of the ring (`hark_engine::output::CuePort`),
 /// at the device's rate.
@@ -104,6 +123,8 @@ pub(super) struct Callback {
     /// goes on (the fade-out after the hold still hands out a few ms past it).
     hold: Option<u64>,
     boosted: bool,
+    /// Every sample handed to the device, for a test's tap (`out::device_tapped`).
+    tap: Option<HeapProd<f32>>,
 }
 
 impl Callback {
@@ -142,7 +163,13 @@ impl Callback {
             starving: false,
             hold: None,
             boosted: false,
+            tap: None,
         }
+    }
+
+    /// Also hands every sample it gives the device to `tap`.
+    pub fn set_tap(&mut self, tap: HeapProd<f32>) {
+        self.tap = Some(tap);
     }
 
     /// A flush or stop has faded out, `at` frames into this buffer: drop the audio queued
@@ -313,6 +340,11 @@ impl Callback {
         tr.period_frames.store(frames as u32, Ordering::Relaxed);
         tr.callbacks.fetch_add(1, Ordering::Relaxed);
         tr.frames_out.fetch_add(frames as u64, Ordering::Relaxed);
+        let calls = sh.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let whole = sh.buffer_frames.load(Ordering::Relaxed);
+        if calls > SETTLING_CALLBACKS && whole > 0 && frames as u32 >= whole {
+            sh.drained.fetch_add(1, Ordering::Relaxed);
+        }
         let vol_target = f32::from_bits(sh.volume.load(Ordering::Relaxed));
         // Volume changes ramp over one buffer.
         let vol_step = (vol_target - self.volume) / frames.max(1) as f32;
@@ -366,6 +398,11 @@ impl Callback {
             };
             self.volume += vol_step;
             let v = s * self.gain * self.volume;
+            if let Some(tap) = self.tap.as_mut()
+                && tap.try_push(v).is_err()
+            {
+                self.shared.tap_overflow.store(true, Ordering::Relaxed);
+            }
             for slot in frame {
                 *slot = T::from_sample(v);
             }

@@ -11,6 +11,6 @@ pub mod wav;
 
 pub use export::{Encoder, ExportError, ExportFormat};
 pub use hark_engine::output::{AudioError, Output};
-pub use out::{DEFAULT_BUFFER_MS, DeviceSink, device, simulated, simulated_at};
+pub use out::{DEFAULT_BUFFER_MS, DeviceSink, device, device_tapped, simulated, simulated_at};
 pub use partial::remove_partial_on_signals;
 pub use wav::{WavFormat, WavSink};

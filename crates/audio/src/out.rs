@@ -5,7 +5,7 @@
 //! The callback itself is in `callback.rs`; it runs inside cpal or, with no sound card, on
 //! the timer thread of `clock.rs`.
 
-use super::callback::{Callback, CueMsg, Shared};
+use super::callback::{Callback, CueMsg, SETTLING_CALLBACKS, Shared};
 use super::clock::{CLOCK_CHANNELS, CLOCK_RATE, ClockDriver};
 use super::resample::StreamResampler;
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
@@ -13,16 +13,39 @@ use cpal::{FromSample, SizedSample};
 use hark_engine::output::{
     AudioError, AudioSink, Clip, CuePort, MarkFn, OpenSink, Output, Transport,
 };
+use ringbuf::traits::Observer;
 use ringbuf::traits::{Consumer, Producer, Split};
-use ringbuf::{HeapProd, HeapRb};
+use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Requested device buffer (the callback period) unless the caller asks for another.
 pub const DEFAULT_BUFFER_MS: u32 = 10;
+/// The largest buffer the device is reopened with when the sound server plays a smaller one
+/// dry before each refill. PipeWire runs its graph in cycles ("quanta") that it may lengthen
+/// up to 2048 frames (43 ms at 48 kHz; a user's `clock.min-quantum` or `force-quantum`, or
+/// another program, can ask for that), and a client buffer shorter than a cycle then plays
+/// silence in place of speech, or speech twice: at 1024 frames, Hark's 10 ms buffer gave
+/// 745 gaps in 4 s of speech; a 40 ms one gave none.
+pub const MAX_BUFFER_MS: u32 = 100;
+/// How much larger the buffer gets each time: a buffer that drains is no longer than the
+/// server's cycle, and twice the cycle still lost whole cycles at 512 frames (20 ms against
+/// 40 ms, stop 35), so the next size is four times the last: 10, 40, 100 ms.
+const GROWTH: u32 = 4;
+/// How long a new stream is watched for a buffer played dry, at most (four of PipeWire's
+/// longest cycles), and for how many callbacks past the first ones; if at least two, and half,
+/// of those drained, the buffer is too small. A healthy stream sees its callbacks within
+/// about 20 ms and none drained.
+const START_PROBE: Duration = Duration::from_millis(200);
+const START_PROBE_CALLBACKS: u64 = 6;
+/// Whole-buffer refills in an open stream before it counts as too small.
+const DRAINED_MIN: u64 = 8;
+/// What the tap's ring holds; the notifier thread empties it every `NOTIFY_POLL`.
+const TAP_SECONDS: usize = 4;
 /// Fade applied when pausing, resuming or flushing, so nothing clicks.
 const FADE_MS: f32 = 4.0;
 /// Audio the ring can hold.
@@ -126,18 +149,49 @@ impl CuePort for Cues {
 }
 
 impl DeviceSink {
-    /// Opens the default output device for mono audio at `source_rate`.
+    /// Opens the default output device for mono audio at `source_rate`, with a buffer of
+    /// about `buffer_ms`, or a larger one where the sound server drains that size before
+    /// each refill (see [`MAX_BUFFER_MS`]).
     pub fn open(
         source_rate: u32,
         on_mark: MarkFn,
         transport: Arc<Transport>,
         buffer_ms: u32,
+        tap: Option<&Path>,
+    ) -> Result<Self, AudioError> {
+        let mut ms = buffer_ms.max(1);
+        loop {
+            let sink = Self::open_near(source_rate, Arc::clone(&on_mark), &transport, ms, tap)?;
+            let Some(frames) = sink.buffer_frames else {
+                return Ok(sink);
+            };
+            if ms >= MAX_BUFFER_MS || !sink.drains_at_start() {
+                return Ok(sink);
+            }
+            let next = (ms * GROWTH).min(MAX_BUFFER_MS);
+            tracing::info!(
+                "the sound server plays a {frames}-frame buffer dry before each refill (its \
+                 cycle is longer): reopening with {next} ms"
+            );
+            // The old stream closes before the next opens.
+            drop(sink);
+            ms = next;
+        }
+    }
+
+    /// Opens the device with a buffer near `buffer_ms`.
+    fn open_near(
+        source_rate: u32,
+        on_mark: MarkFn,
+        transport: &Arc<Transport>,
+        buffer_ms: u32,
+        tap: Option<&Path>,
     ) -> Result<Self, AudioError> {
         // ALSA without a sound server panics inside cpal; turn that into an error.
         let (_, config, range) = std::panic::catch_unwind(probe)
             .map_err(|_| AudioError::Open("the audio backend crashed while probing".into()))??;
-        // Some drivers reject sizes inside their advertised range: try the 10 ms target,
-        // then nearby powers of two, then the device default.
+        // Some drivers reject sizes inside their advertised range: try the target, then
+        // nearby powers of two, then the device default.
         let want = config.sample_rate().0 * buffer_ms / 1000;
         let mut sizes: Vec<u32> = Vec::new();
         if let Some((min, max)) = range {
@@ -149,14 +203,41 @@ impl DeviceSink {
             }
         }
         for n in sizes {
-            match Self::open_with(source_rate, Arc::clone(&on_mark), &transport, Some(n)) {
+            match Self::open_with(source_rate, Arc::clone(&on_mark), transport, Some(n), tap) {
                 Ok(s) => return Ok(s),
                 // Not a matter of the size: no point trying others.
                 Err(AudioError::NotPlaying) => return Err(AudioError::NotPlaying),
                 Err(e) => tracing::debug!("buffer of {n} frames refused: {e}"),
             }
         }
-        Self::open_with(source_rate, on_mark, &transport, None)
+        Self::open_with(source_rate, on_mark, transport, None, tap)
+    }
+
+    /// Watches the first callbacks of a new stream: true if the device kept asking for its
+    /// whole buffer, that is, it had played all of it before each refill.
+    fn drains_at_start(&self) -> bool {
+        let sh = &self.shared;
+        let deadline = Instant::now() + START_PROBE;
+        while sh.calls.load(Ordering::Acquire) < SETTLING_CALLBACKS + START_PROBE_CALLBACKS
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let drained = sh.drained.load(Ordering::Acquire);
+        let watched = sh
+            .calls
+            .load(Ordering::Acquire)
+            .saturating_sub(SETTLING_CALLBACKS);
+        tracing::debug!("audio out: {drained} of {watched} refills took the whole buffer");
+        drained >= 2 && drained * 2 >= watched
+    }
+
+    /// The device keeps playing its buffer dry (see [`Shared::drained`]): refills of the
+    /// whole buffer are at least 1 in 20 and not a one-off.
+    pub fn drains_often(&self) -> bool {
+        let drained = self.shared.drained.load(Ordering::Relaxed);
+        let calls = self.shared.calls.load(Ordering::Relaxed);
+        self.buffer_frames.is_some() && drained >= DRAINED_MIN && drained * 20 >= calls
     }
 
     fn open_with(
@@ -164,16 +245,18 @@ impl DeviceSink {
         on_mark: MarkFn,
         transport: &Arc<Transport>,
         fixed: Option<u32>,
+        tap: Option<&Path>,
     ) -> Result<Self, AudioError> {
         let (device, config, _) = std::panic::catch_unwind(probe)
             .map_err(|_| AudioError::Open("the audio backend crashed while probing".into()))??;
         let device_rate = config.sample_rate().0;
         let channels = config.channels() as usize;
-        let (cb, parts) = Parts::new(source_rate, device_rate, channels, on_mark, transport)?;
+        let (cb, parts) = Parts::new(source_rate, device_rate, channels, on_mark, transport, tap)?;
         let shared = Arc::clone(&cb.shared);
         let mut stream_config = config.config();
         if let Some(frames) = fixed {
             stream_config.buffer_size = cpal::BufferSize::Fixed(frames);
+            shared.buffer_frames.store(frames, Ordering::Relaxed);
         }
         let stream = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             build_stream(&device, &stream_config, config.sample_format(), cb, &shared)
@@ -204,7 +287,14 @@ impl DeviceSink {
         speed: f64,
     ) -> Result<Self, AudioError> {
         let frames = CLOCK_RATE * period_ms / 1000;
-        let (cb, parts) = Parts::new(source_rate, CLOCK_RATE, CLOCK_CHANNELS, on_mark, &transport)?;
+        let (cb, parts) = Parts::new(
+            source_rate,
+            CLOCK_RATE,
+            CLOCK_CHANNELS,
+            on_mark,
+            &transport,
+            None,
+        )?;
         let clock =
             ClockDriver::start(cb, frames, speed).map_err(|e| AudioError::Open(e.to_string()))?;
         Ok(parts.into_sink(Driver::Clock(clock), Some(frames)))
@@ -247,6 +337,9 @@ impl DeviceSink {
 enum Driver {
     Cpal(#[allow(dead_code)] cpal::Stream),
     Clock(#[allow(dead_code)] ClockDriver),
+    /// A test calls the callback itself.
+    #[cfg(test)]
+    Manual,
 }
 
 /// Everything of a sink but its driver.
@@ -269,10 +362,25 @@ struct Notifier {
 
 impl Drop for Notifier {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::Release);
         if let Some(h) = self.thread.take() {
             let _ = h.join();
         }
+    }
+}
+
+/// Appends what the tap's ring holds to its file (f32, little-endian); a write error or a
+/// full ring is logged, since the file no longer holds every sample.
+fn write_tap(rx: &mut HeapCons<f32>, file: &mut impl std::io::Write, shared: &Shared) {
+    let mut bytes = Vec::with_capacity(rx.occupied_len() * 4);
+    while let Some(v) = rx.try_pop() {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    if let Err(e) = file.write_all(&bytes).and_then(|()| file.flush()) {
+        tracing::error!("audio tap: {e}");
+    }
+    if shared.tap_overflow.swap(false, Ordering::Relaxed) {
+        tracing::error!("audio tap: its ring was full, so the file misses samples");
     }
 }
 
@@ -285,6 +393,7 @@ impl Parts {
         channels: usize,
         on_mark: MarkFn,
         transport: &Arc<Transport>,
+        tap: Option<&Path>,
     ) -> Result<(Callback, Self), AudioError> {
         let capacity = (device_rate as f32 * RING_SECONDS) as usize;
         let (producer, consumer) = HeapRb::<f32>::new(capacity).split();
@@ -293,7 +402,7 @@ impl Parts {
         let (marks, marks_cons) = HeapRb::<(u64, u64, u64)>::new(MARK_SLOTS).split();
         let (hits, mut hits_cons) = HeapRb::<(u64, u64)>::new(MARK_SLOTS).split();
         let shared = Arc::new(Shared::new(Arc::clone(transport)));
-        let cb = Callback::new(
+        let mut cb = Callback::new(
             consumer,
             cue_rx,
             garbage,
@@ -304,20 +413,42 @@ impl Parts {
             device_rate,
             FADE_MS,
         );
+        let mut tapped = match tap {
+            Some(path) => {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| AudioError::Open(format!("tap {}: {e}", path.display())))?;
+                let (tx, rx) = HeapRb::<f32>::new(device_rate as usize * TAP_SECONDS).split();
+                cb.set_tap(tx);
+                Some((rx, std::io::BufWriter::new(file)))
+            }
+            None => None,
+        };
         let resampler =
             StreamResampler::new(source_rate, device_rate).map_err(AudioError::Resample)?;
         let notifier_stop = Arc::new(AtomicBool::new(false));
         let stop = Arc::clone(&notifier_stop);
         let base = shared.base;
+        let tap_shared = Arc::clone(&shared);
         let notifier = std::thread::Builder::new()
             .name("hark-audio-marks".into())
             .spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
+                loop {
+                    // Read before the last drain, so what the callback gave last is written.
+                    let stopping = stop.load(Ordering::Acquire);
                     while let Some((tag, ns)) = hits_cons.try_pop() {
                         on_mark(tag, base + Duration::from_nanos(ns));
                     }
                     // Clips the callback is done with are freed here.
                     while garbage_rx.try_pop().is_some() {}
+                    if let Some((rx, file)) = tapped.as_mut() {
+                        write_tap(rx, file, &tap_shared);
+                    }
+                    if stopping {
+                        break;
+                    }
                     std::thread::sleep(NOTIFY_POLL);
                 }
             })
@@ -503,6 +634,10 @@ impl AudioSink for DeviceSink {
         self.shared.underruns.load(Ordering::Relaxed)
     }
 
+    fn buffer_too_small(&self) -> bool {
+        self.drains_often()
+    }
+
     fn health(&self) -> Result<(), AudioError> {
         if self.shared.failed.load(Ordering::Acquire) {
             let msg = self
@@ -590,7 +725,10 @@ fn build_stream(
 
 /// The default output device, asking for a callback period of `buffer_ms`.
 struct Device {
-    buffer_ms: u32,
+    /// What the next open asks for: the caller's size, or larger once the device has
+    /// played a smaller one dry.
+    buffer_ms: AtomicU32,
+    tap: Option<PathBuf>,
 }
 
 impl OpenSink for Device {
@@ -600,8 +738,26 @@ impl OpenSink for Device {
         on_mark: MarkFn,
         transport: Arc<Transport>,
     ) -> Result<Box<dyn AudioSink>, AudioError> {
-        let sink = DeviceSink::open(source_rate, on_mark, transport, self.buffer_ms)?;
+        let asked = self.buffer_ms.load(Ordering::Relaxed);
+        let sink = DeviceSink::open(source_rate, on_mark, transport, asked, self.tap.as_deref())?;
+        if let Some(frames) = sink.buffer_frames {
+            // The size the start-up check settled on, so a reopen does not try again.
+            let ms = (frames as u64 * 1000 / sink.device_rate.max(1) as u64) as u32;
+            self.buffer_ms
+                .fetch_max(ms.min(MAX_BUFFER_MS), Ordering::Relaxed);
+        }
         Ok(Box::new(sink))
+    }
+
+    fn grow_buffer(&self) -> bool {
+        let ms = self.buffer_ms.load(Ordering::Relaxed);
+        if ms >= MAX_BUFFER_MS {
+            return false;
+        }
+        let next = (ms * GROWTH).min(MAX_BUFFER_MS);
+        tracing::info!("the device played its {ms} ms buffer dry again and again: {next} ms next");
+        self.buffer_ms.store(next, Ordering::Relaxed);
+        true
     }
 }
 
@@ -626,9 +782,23 @@ impl OpenSink for Simulated {
 
 /// The engine's output on the default device; `buffer_ms` asks for that callback period
 /// (default 10 ms; the smallest the device grants near it is used).
+/// `HARK_AUDIO_TAP=FILE` taps it (see [`device_tapped`]).
 pub fn device(buffer_ms: Option<u32>) -> Output {
+    device_tapped(
+        buffer_ms,
+        std::env::var_os("HARK_AUDIO_TAP").map(PathBuf::from),
+    )
+}
+
+/// [`device`], also appending every sample the callback hands the device to `tap` (mono f32,
+/// little-endian, at the device's rate): what left Hark, so that a test can tell a sample Hark
+/// lost from one that the sound server or a recorder dropped after it.
+pub fn device_tapped(buffer_ms: Option<u32>, tap: Option<PathBuf>) -> Output {
     let buffer_ms = buffer_ms.unwrap_or(DEFAULT_BUFFER_MS);
-    Output::Sink(Arc::new(Device { buffer_ms }))
+    Output::Sink(Arc::new(Device {
+        buffer_ms: AtomicU32::new(buffer_ms),
+        tap,
+    }))
 }
 
 /// A simulated device (no sound card needed): a timer thread runs the real audio callback
@@ -759,5 +929,65 @@ mod tests {
         std::thread::sleep(Duration::from_millis(30));
         assert!(s.buffered_ms() < 1.0, "{} ms still queued", s.buffered_ms());
         assert!(transport.period().is_some());
+    }
+
+    /// A callback that must refill the whole device buffer every time (the server's cycle is
+    /// as long as the buffer) is what `buffer_too_small` reports; one that refills part of it
+    /// is not.
+    #[test]
+    fn a_buffer_refilled_whole_every_callback_is_too_small() {
+        for (whole, too_small) in [(1, true), (2, false)] {
+            let (s, _, _) = sink();
+            // The simulated device asks for 5 ms a callback: call that the whole buffer, or
+            // half of it.
+            let period = CLOCK_RATE * 5 / 1000;
+            s.shared
+                .buffer_frames
+                .store(period * whole, Ordering::Relaxed);
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while s.shared.calls.load(Ordering::Relaxed) < 30 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert!(
+                s.shared.calls.load(Ordering::Relaxed) >= 30,
+                "the clock did not run"
+            );
+            assert_eq!(s.buffer_too_small(), too_small, "buffer of {whole} periods");
+        }
+    }
+
+    /// The tap holds what the callback handed out, sample for sample, once the sink is gone.
+    #[test]
+    fn the_tap_writes_every_sample_the_callback_hands_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tap.f32");
+        let transport: Arc<Transport> = Arc::default();
+        let on_mark: MarkFn = Arc::new(|_, _| {});
+        let (mut cb, parts) =
+            Parts::new(CLOCK_RATE, CLOCK_RATE, 1, on_mark, &transport, Some(&path)).unwrap();
+        let mut sink = parts.into_sink(Driver::Manual, None);
+        let speech: Vec<f32> = (0..4800)
+            .map(|i| ((i % 97) as f32 - 48.0) / 100.0)
+            .collect();
+        sink.write(&speech).unwrap();
+        sink.drain().unwrap();
+        let mut out = vec![0f32; 256];
+        let mut handed = Vec::new();
+        for _ in 0..30 {
+            cb.fill(&mut out);
+            handed.extend_from_slice(&out);
+        }
+        drop(cb);
+        drop(sink);
+        let bytes = std::fs::read(&path).unwrap();
+        let tapped: Vec<f32> = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(tapped, handed);
+        assert!(
+            handed.iter().any(|&v| v != 0.0),
+            "nothing but silence was handed out"
+        );
     }
 }

@@ -50,6 +50,11 @@ pub trait AudioSink {
     fn underruns(&self) -> u64;
     /// An error if the device has failed or stalled.
     fn health(&self) -> Result<(), AudioError>;
+    /// The device keeps playing its buffer dry before it is refilled (a sound server that
+    /// runs in longer cycles than the buffer): a larger one would stop the gaps.
+    fn buffer_too_small(&self) -> bool {
+        false
+    }
     /// A way to play clips at once from any thread, past the engine thread (the device
     /// outputs have one; without it clips go through the engine thread).
     fn cue_port(&self) -> Option<Arc<dyn CuePort>> {
@@ -231,6 +236,10 @@ pub trait OpenSink: Send + Sync {
         on_mark: MarkFn,
         transport: Arc<Transport>,
     ) -> Result<Box<dyn AudioSink>, AudioError>;
+    /// Asks for a larger device buffer at the next open; false if it can grow no more.
+    fn grow_buffer(&self) -> bool {
+        false
+    }
 }
 
 /// Where the engine's audio goes.

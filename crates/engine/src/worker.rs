@@ -733,6 +733,8 @@ impl Worker {
             {
                 hark_alloc::collect_heaps();
                 self.idle_since = None;
+                // Everything has played for a second: a reopen cuts nothing.
+                self.grow_buffer_if_played_dry();
             }
             return IDLE_WAIT;
         }
@@ -1431,6 +1433,17 @@ impl Worker {
         // Close the failed stream first: a dead one may keep its driver thread busy.
         self.sink = Box::new(NullSink::new(Arc::clone(&self.on_mark)));
         self.try_reopen();
+    }
+
+    /// Reopens the device with a larger buffer if it kept playing this one dry.
+    fn grow_buffer_if_played_dry(&mut self) {
+        if let Output::Sink(open) = &self.output
+            && self.sink.buffer_too_small()
+            && open.grow_buffer()
+        {
+            self.sink = Box::new(NullSink::new(Arc::clone(&self.on_mark)));
+            self.try_reopen();
+        }
     }
 
     fn try_reopen(&mut self) {
