@@ -309,10 +309,7 @@ pub fn retry(check: impl Fn()) {
 /// 128-frame cycles (exact zeros in place of speech Hark's callback did hand over, 20 to 60
 /// per 4 s utterance), where the first three runs after each of three starts were clean.
 pub fn fresh_sound_server() {
-    let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR") else {
-        return;
-    };
-    if !std::path::Path::new(&runtime).join("pipewire.pid").exists() {
+    if !ci_sound_server() {
         return;
     }
     let script =

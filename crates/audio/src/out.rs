@@ -232,14 +232,6 @@ impl DeviceSink {
         drained >= 2 && drained * 2 >= watched
     }
 
-    /// The device keeps playing its buffer dry (see [`Shared::drained`]): refills of the
-    /// whole buffer are at least 1 in 20 and not a one-off.
-    pub fn drains_often(&self) -> bool {
-        let drained = self.shared.drained.load(Ordering::Relaxed);
-        let calls = self.shared.calls.load(Ordering::Relaxed);
-        self.buffer_frames.is_some() && drained >= DRAINED_MIN && drained * 20 >= calls
-    }
-
     fn open_with(
         source_rate: u32,
         on_mark: MarkFn,
@@ -634,8 +626,12 @@ impl AudioSink for DeviceSink {
         self.shared.underruns.load(Ordering::Relaxed)
     }
 
+    /// The device keeps playing its buffer dry (see [`Shared::drained`]): refills of the
+    /// whole buffer are at least 1 in 20 and not a one-off.
     fn buffer_too_small(&self) -> bool {
-        self.drains_often()
+        let drained = self.shared.drained.load(Ordering::Relaxed);
+        let calls = self.shared.calls.load(Ordering::Relaxed);
+        self.buffer_frames.is_some() && drained >= DRAINED_MIN && drained * 20 >= calls
     }
 
     fn health(&self) -> Result<(), AudioError> {
