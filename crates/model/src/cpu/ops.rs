@@ -209,7 +209,8 @@ pub fn conv_transpose1d(
 /// LeakyReLU(`pre_slope`) when given (applied to the input, as in `conv(lrelu(x))`), stride 1,
 /// zero padding `pad`. Same shapes as [`conv1d`]; `residual` must have the output's shape.
 ///
-/// Time is cut into tiles (in parallel when worth it). Each tile starts from residual + bias
+/// Time is cut into tiles (in parallel when worth it; a short output's rows are split between
+/// the threads instead, see [`row_parts`]). Each tile starts from residual + bias
 /// and runs the direct kernel of [`super::direct`] on its input columns; those are read in
 /// place when no padding or activation is needed, else copied once into a padded,
 /// activated scratch block small enough for L2.
@@ -243,15 +244,25 @@ pub fn conv1d_fused(
     let mut out = Unfilled::new(vec![cout, t_out]);
     let in_place = pad == 0 && pre_slope.is_none();
     let macs = cout * cin * k * t_out;
-    let tile = conv_tile_columns(if in_place { 0 } else { cin }, span, t_out, macs);
+    let parts = row_parts(cout, t_out, macs);
+    // Split by rows, each part runs the serial plan of column tiles.
+    let plan_macs = if parts > 1 { 0 } else { macs };
+    let tile = conv_tile_columns(if in_place { 0 } else { cin }, span, t_out, plan_macs);
+    let n_tiles = t_out.div_ceil(tile);
+    let part_rows = cout.div_ceil(parts).next_multiple_of(8);
     let dst = out.out();
-    for_each_tile(t_out, tile, macs, |o0, o1, buf: &mut Vec<f32>| {
+    for_each_tile(parts * n_tiles, 1, macs, |u, _, buf: &mut Vec<f32>| {
+        let (r0, o0) = ((u / n_tiles) * part_rows, (u % n_tiles) * tile);
+        let (r1, o1) = ((r0 + part_rows).min(cout), (o0 + tile).min(t_out));
+        if r0 >= r1 {
+            return;
+        }
         let n = o1 - o0;
-        for co in 0..cout {
+        for co in r0..r1 {
             let b = bias.map_or(0.0, |b| b.data[co]);
             // Written through the pointer, not a slice: the memory is not initialised yet.
             let row = dst.ptr().wrapping_add(co * t_out + o0);
-            // SAFETY: columns [o0, o1) of row `co` are inside the buffer and this tile's alone.
+            // SAFETY: columns [o0, o1) of row `co` are inside the buffer and this unit's alone.
             match residual {
                 Some(r) => r.data[co * t_out + o0..co * t_out + o1]
                     .iter()
@@ -262,7 +273,7 @@ pub fn conv1d_fused(
         }
         let d = ConvDims {
             cin,
-            cout,
+            cout: r1 - r0,
             k,
             dil: dilation,
             n,
@@ -274,21 +285,36 @@ pub fn conv1d_fused(
             (&buf[..], d.in_cols())
         };
         assert!(src.len() >= (cin - 1) * xs + d.in_cols());
-        // SAFETY: input bounds asserted above; this tile writes only columns [o0, o1) of
-        // rows < cout of `out`, which no other tile touches and no input aliases.
+        // SAFETY: input bounds asserted above; this unit writes only columns [o0, o1) of rows
+        // [r0, r1) of `out`, which no other unit touches and no input aliases.
         unsafe {
             conv_valid_acc_raw(
                 src.as_ptr(),
                 xs,
-                w.data.as_ptr(),
+                w.data[r0 * cin * k..].as_ptr(),
                 d,
-                dst.ptr().add(o0),
+                dst.ptr().add(r0 * t_out + o0),
                 t_out,
             )
         };
     });
-    // SAFETY: the tiles cover [0, t_out); each set every row's columns before accumulating.
+    // SAFETY: the units cover every row and [0, t_out); each set its part before accumulating.
     unsafe { out.finish() }
+}
+
+/// Output columns below which a parallel [`conv1d_fused`] splits its output rows between the
+/// threads rather than its columns: column tiles are whole vectors, so few columns split
+/// unevenly (the encoder's 111 columns went 64 : 47 to two threads).
+const ROW_SPLIT_COLUMNS: usize = 256;
+
+/// How many row parts a [`conv1d_fused`] of `cout` rows and `t_out` columns runs in.
+fn row_parts(cout: usize, t_out: usize, macs: usize) -> usize {
+    let th = rayon::current_num_threads().max(1);
+    if macs >= PARALLEL_MACS && th > 1 && t_out < ROW_SPLIT_COLUMNS && cout >= 8 * th {
+        th
+    } else {
+        1
+    }
 }
 
 /// Transposed 1-D convolution, same contract as [`conv_transpose1d`], computed per output
@@ -592,6 +618,39 @@ mod tests {
                 rel_l2(&got.data, &want.data) < 1e-6,
                 "fused k{k} d{dil} t{t}"
             );
+        }
+    }
+
+    #[test]
+    fn a_short_wide_convolution_splits_its_rows_between_threads_bit_for_bit() {
+        // The encoder's shapes at a clause's length (under ROW_SPLIT_COLUMNS, parallel), a
+        // row count that leaves the last part short, and the fused form.
+        for &(cin, cout, t, k, pad) in &[(192, 768, 111, 3, 1), (192, 200, 97, 1, 0)] {
+            let x = Tensor::new(vec![cin, t], lcg(21, cin * t));
+            let w = Tensor::new(vec![cout, cin, k], lcg(22, cout * cin * k));
+            let b = Tensor::new(vec![cout], lcg(23, cout));
+            let res = Tensor::new(vec![cout, t], lcg(24, cout * t));
+            let run = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    assert_eq!(row_parts(cout, t, cout * cin * k * t), threads);
+                    (
+                        conv1d_fused(&x, &w, Some(&b), pad, 1, None, None),
+                        conv1d_fused(&x, &w, Some(&b), pad, 1, Some(0.1), Some(&res)),
+                    )
+                })
+            };
+            let (one, one_fused) = run(1);
+            let want = conv1d_naive(&x, &w, Some(&b), pad, 1);
+            assert!(rel_l2(&one.data, &want.data) < 1e-6, "{cout} rows");
+            for threads in [2, 3] {
+                let (got, got_fused) = run(threads);
+                assert_eq!(got.data, one.data, "{threads} threads, {cout} rows");
+                assert_eq!(got_fused.data, one_fused.data, "fused, {threads} threads");
+            }
         }
     }
 
