@@ -2,7 +2,9 @@
 //! without (the direct kernel), interleaved run by run:
 //! `cargo run --release -p hark-model --example stage_times -- VOICES_DIR IDS_FILE [RUNS [ISA]]`
 //! (IDS_FILE: the phoneme ids, separated by commas or whitespace). Each run is one
-//! `team::hot` call, as the CPU backend makes it.
+//! `team::hot` call, as the CPU backend makes it. `STAGE_THREADS=1` (or `2`, `1,2`) picks the
+//! pools, `STAGE_KERNELS=winograd` leaves the direct arm out (for a profile of the engine's
+//! own kernels).
 
 use hark_model::cpu::decoder::{DecoderPacks, decode_cols_packed, window_flow};
 use hark_model::cpu::encoder::{EncoderPacks, text_encoder_packed};
@@ -47,15 +49,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let dec_d = DecoderPacks::new(w, d)?;
     let ctx = d.flow_decoder_receptive_frames();
-    let pools: Vec<_> = [1, 2]
+    // STAGE_THREADS (e.g. `1` or `1,2`) picks the pools; both by default.
+    let counts: Vec<usize> = std::env::var("STAGE_THREADS")
+        .unwrap_or_else(|_| "1,2".into())
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    let pools: Vec<_> = counts
         .iter()
         .map(|&n| rayon::ThreadPoolBuilder::new().num_threads(n).build())
         .collect::<Result<_, _>>()?;
+    // STAGE_KERNELS=winograd times only the packed kernels (for a profile of the engine's own).
+    let only_winograd = std::env::var("STAGE_KERNELS").is_ok_and(|k| k == "winograd");
     // [pool][packed][stage] → times
-    let mut t = vec![vec![vec![Vec::new(); 4]; 2]; 2];
+    let mut t = vec![vec![vec![Vec::new(); 4]; 2]; counts.len()];
     for _ in 0..runs {
         for (pi, pool) in pools.iter().enumerate() {
             for packed in [false, true] {
+                if only_winograd && !packed {
+                    continue;
+                }
                 let times = pool
                     .install(|| {
                         team::hot(
@@ -96,8 +109,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{} ids, {runs} runs, medians in ms", ids.len());
     println!("| threads | kernels | encoder | durations + prior | flow | decoder | sum |");
     println!("|---|---|---|---|---|---|---|");
-    for (pi, n) in [1, 2].iter().enumerate() {
+    for (pi, n) in counts.iter().enumerate() {
         for packed in [false, true] {
+            if only_winograd && !packed {
+                continue;
+            }
             let st = &mut t[pi][packed as usize];
             let m: Vec<f64> = st.iter_mut().map(|v| median(v)).collect();
             let how = if packed { "winograd" } else { "direct" };
@@ -113,3 +129,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     Ok(())
 }
+
+/// The binaries' allocator (mimalloc, `hark-alloc`), so that the stages allocate as they do in
+/// the CLI.
+#[global_allocator]
+static ALLOC: hark_alloc::Allocator = hark_alloc::Allocator;
