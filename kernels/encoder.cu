@@ -278,7 +278,7 @@ enc_attn(float* x, int T, const float* wqkv, const float* bqkv, const float* ek,
 #define FFN_RG1 64   // phase-1 rows per item
 #define FFN_S1 3     // phase-1 k slices: partial sums in hbuf's FFN_S1 [FFN_F, T] slices
 #define FFN_TC2 16   // phase-2a columns per item
-#define FFN_S 3      // phase-2a k splits: partial sums in ybuf's FFN_S [H, T] slices
+#define FFN_S 12     // phase-2a k splits: partial sums in ybuf's FFN_S [H, T] slices
 #define FFN_TC3 8    // phase-2b columns per item
 
 // (b) conv k3 + ReLU, conv k3, residual, LayerNorm: one cooperative kernel, grid barriers

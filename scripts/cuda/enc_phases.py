@@ -183,8 +183,8 @@ extern "C" __global__ void __launch_bounds__(NT) bar_only(unsigned* bar, int n) 
     def run_case(T, runs=25, cold=False, caps=(None, None), label=""):
         x0 = rnd(H, T, sc=1.0)
         x = x0.clone()
-        qkv = torch.zeros(3 * H * T, device="cuda")
-        hbuf = torch.zeros(3 * FFN_F * T, device="cuda")
+        qkv = torch.zeros(24 * H * T, device="cuda")  # room for up to 24 k slices of a variant
+        hbuf = torch.zeros(6 * FFN_F * T, device="cuda")
         m_p = torch.zeros(CI * T, device="cuda")
         logs_p = torch.zeros(CI * T, device="cuda")
         totals, phases = [], []

@@ -28,9 +28,12 @@ fn attn_smem_used(d: &ModelDims) -> usize {
     phase2.max(phase13) * 4
 }
 
-/// The FFN's second conv runs as this many k slices (`FFN_S` in encoder.cu); their partial
-/// sums fill the `qkv` scratch ([3H, T]).
-const FFN_SLICES: usize = 3;
+/// The FFN's second conv runs as this many k slices (`FFN_S` in encoder.cu) of 64 input
+/// channels; their partial sums fill the `qkv` scratch ([FFN_SLICES * H, T]). Its items were a
+/// chain of 12 weight rounds, one per block, at 3 slices; at 12 they are 4 rounds long
+/// (H100, `enc_phases.py`: encoder 853 -> 664 us at 111 ids, 1114 -> 1016 us at 259; 6, 8, 16
+/// and 24 slices were slower than 12).
+const FFN_SLICES: usize = 12;
 /// The FFN's first conv runs as this many k slices (`FFN_S1`); their partial sums go to
 /// `hbuf` ([FFN_S1 * filter_channels, T]).
 const FFN1_SLICES: usize = 3;
@@ -66,7 +69,7 @@ impl Buffers {
         Ok(Self {
             ids: words(g, cap)?,
             x: words(g, h * cap)?,
-            qkv: words(g, 3 * h * cap)?,
+            qkv: words(g, FFN_SLICES.max(3) * h * cap)?,
             hbuf: words(g, FFN1_SLICES * d.filter_channels * cap)?,
             m_p: words(g, c * cap)?,
             logs_p: words(g, c * cap)?,
