@@ -60,15 +60,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|&n| rayon::ThreadPoolBuilder::new().num_threads(n).build())
         .collect::<Result<_, _>>()?;
     // STAGE_KERNELS=winograd times only the packed kernels (for a profile of the engine's own).
-    let only_winograd = std::env::var("STAGE_KERNELS").is_ok_and(|k| k == "winograd");
+    let arms: &[bool] = if std::env::var("STAGE_KERNELS").is_ok_and(|k| k == "winograd") {
+        &[true]
+    } else {
+        &[false, true]
+    };
     // [pool][packed][stage] → times
     let mut t = vec![vec![vec![Vec::new(); 4]; 2]; counts.len()];
     for _ in 0..runs {
         for (pi, pool) in pools.iter().enumerate() {
-            for packed in [false, true] {
-                if only_winograd && !packed {
-                    continue;
-                }
+            for &packed in arms {
                 let times = pool
                     .install(|| {
                         team::hot(
@@ -110,10 +111,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| threads | kernels | encoder | durations + prior | flow | decoder | sum |");
     println!("|---|---|---|---|---|---|---|");
     for (pi, n) in counts.iter().enumerate() {
-        for packed in [false, true] {
-            if only_winograd && !packed {
-                continue;
-            }
+        for &packed in arms {
             let st = &mut t[pi][packed as usize];
             let m: Vec<f64> = st.iter_mut().map(|v| median(v)).collect();
             let how = if packed { "winograd" } else { "direct" };

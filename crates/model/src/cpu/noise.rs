@@ -106,12 +106,12 @@ impl NoiseSource {
         let (mut j, mut i) = (0, 0);
         loop {
             let (pos, val) = &pieces[j];
-            let want = n - out.len();
+            // This piece's samples that the output still wants.
+            let end = val.len().min(i + n - out.len());
             // The first sample from which this chain is the next piece's, if it meets it.
             let join = pieces.get(j + 1).and_then(|(next_pos, _)| {
                 let from = i.max(pos.partition_point(|&p| p < next_pos[0]));
-                (from..val.len().min(i + want))
-                    .find_map(|a| next_pos.binary_search(&pos[a]).ok().map(|b| (a, b)))
+                (from..end).find_map(|a| next_pos.binary_search(&pos[a]).ok().map(|b| (a, b)))
             });
             match join {
                 Some((a, b)) => {
@@ -119,7 +119,6 @@ impl NoiseSource {
                     (j, i) = (j + 1, b);
                 }
                 None => {
-                    let end = val.len().min(i + want);
                     out.extend_from_slice(&val[i..end]);
                     self.rng.set_word_pos(start + pos[end] as u128);
                     // A piece that ended before its chain met the next one: finish sequentially.
